@@ -1,15 +1,18 @@
 """DOT text for a :class:`~autodiff_viz.viz._model.GraphModel` (pure Python, no Graphviz needed).
 
-Every piece of user text (variable names, scopes, values) goes through
-:func:`esc` into an HTML-like label, so a name such as ``<script>`` stays text
-in the DOT source, the SVG and any HTML page that embeds it.  DOT identifiers
-are generated (``n0``, ``n1``...), never taken from user text.
+Every piece of text (variable names, scopes, notes, the title, values, the
+legend) goes through :mod:`._labels`: cleaned, shortened and escaped into an
+HTML-like label (:func:`esc`) or a quoted string (tooltips), so a name such as
+``<script>`` stays text in the DOT source, the SVG and any HTML page that
+embeds it, and no name can end a label early.  DOT identifiers are generated
+(``n0``, ``n1``...), never taken from user text; attribute values that are not
+labels are checked or generated here.
 """
 from __future__ import annotations
 
-import html
 import math
 
+from . import _labels as L
 from . import _model as M
 
 # Okabe-Ito: readable on a projector, distinguishable with colour blindness.
@@ -32,9 +35,31 @@ STYLES = {
 }
 
 
-def esc(text) -> str:
-    """Escape text for an HTML-like Graphviz label (and thus for the SVG it becomes)."""
-    return html.escape(str(text), quote=True)
+RANKDIRS = ("LR", "TB", "RL", "BT")
+# Graphviz reads an HTML-like label of at most 16,384 characters.  Rows past these
+# budgets (escaped characters) are left out, with a row that says how many.
+NODE_LABEL_BUDGET = 12_000
+REMARKS_BUDGET = 7_000
+NOTE_LINES = 3  # a note wraps over at most this many lines
+TITLE_LINES = 4  # a title keeps at most this many of its own lines
+MAX_SCOPE_DEPTH = 12  # deeper name scopes share the innermost cluster (its label holds the rest of the path)
+LEFT = '<br align="left"/>'
+
+
+def esc(text, limit: int = L.LINE_LIMIT, where: str = "middle") -> str:
+    """Text for an HTML-like Graphviz label (and thus for the SVG it becomes): cleaned, shortened, escaped."""
+    return L.for_dot_html(text, limit, where=where)
+
+
+def _within(rows: list, budget: int, more) -> list:
+    """The first rows whose total length stays within ``budget``, then ``more(n_left_out)``."""
+    out, used = [], 0
+    for i, row in enumerate(rows):
+        used += len(row)
+        if used > budget and out:
+            return out + [more(len(rows) - i)]
+        out.append(row)
+    return out
 
 
 def fmt_number(x, digits: int = 4) -> str:
@@ -88,8 +113,11 @@ def fmt_shape(shape, dtype) -> str:
 def to_dot(model: M.GraphModel, rankdir: str = "LR", legend: bool = True, values: bool = True,
            digits: int = 4, title: str | None = None) -> str:
     """The DOT text of a model: same model, same text (no ids or times from the engine)."""
+    direction = L.clean(rankdir).upper()
+    if direction not in RANKDIRS:  # it is written into the DOT text as it is: only these four
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {L.shorten(repr(rankdir))}")
     w = _Writer(model, digits, values)
-    return w.write(rankdir, legend, title)
+    return w.write(direction, legend, title)
 
 
 class _Writer:
@@ -114,12 +142,15 @@ class _Writer:
                  'bgcolor="white", pad=0.2, labeljust=l];')  # no newrank: 10-30x slower layouts with clusters
         self.out(f'node [fontname="{FONT}", fontsize=11, margin="0.08,0.04", penwidth=1.3];')
         self.out(f'edge [fontname="{FONT}", fontsize=9, arrowsize=0.7, color="{BLACK}", penwidth=1.2];')
-        head = title if title is not None else self.title()
+        # A title is user text like any other: its own line breaks are kept (up to TITLE_LINES).
+        head = (L.for_dot_html(title, L.TITLE_LIMIT, max_lines=TITLE_LINES, where="end", br=LEFT)
+                if title is not None else self.title())
         rows = []
         if head:
             rows.append(f'<tr><td align="left" balign="left">{head}</td></tr>')
         if self.m.remarks:
-            text = '<br align="left"/>'.join(esc(r) for r in self.m.remarks)
+            remarks = [esc(L.shorten_words(r, L.LINE_LIMIT), L.TITLE_LIMIT, "end") for r in self.m.remarks]
+            text = LEFT.join(_within(remarks, REMARKS_BUDGET, lambda k: f"… ({k} more lines)"))
             rows.append(f'<tr><td align="left" balign="left" bgcolor="{TINT[VERMILLION]}" border="1" '
                         f'color="{VERMILLION}" cellpadding="6">{text}<br align="left"/></td></tr>')
         if legend:
@@ -166,7 +197,8 @@ class _Writer:
             state = ""
             if t.spent:
                 state = f' <font color="{VERMILLION}"><b>· spent: gradient() was called, the tape cannot be reused</b></font>'
-            parts.append(f"<b>tape T{t.index}</b> ({esc(', '.join(bits))}){state}")
+            about = esc(", ".join(bits), L.TITLE_LIMIT, "end")
+            parts.append(f"<b>tape T{t.index}</b> ({about}){state}")
         return "<br align=\"left\"/>".join(parts)
 
     def scoped(self, nodes, depth):
@@ -178,7 +210,10 @@ class _Writer:
                 loose.append(n)
                 continue
             node = tree
-            for part in n.scope.split("/"):
+            parts = n.scope.split("/")
+            if len(parts) > MAX_SCOPE_DEPTH:
+                parts = parts[:MAX_SCOPE_DEPTH - 1] + ["/".join(parts[MAX_SCOPE_DEPTH - 1:])]
+            for part in parts:
                 node = node.setdefault(part, {})
             node.setdefault(None, []).append(n)
         for n in loose:
@@ -225,7 +260,7 @@ class _Writer:
         label = self.label(n, fontcolor)
         attrs = [f"shape={shape}", f'style="{style}"', f'color="{border}"', f'fillcolor="{fill}"',
                  f'fontcolor="{fontcolor}"', f"penwidth={penwidth}", f"label=<{label}>",
-                 f'tooltip="{esc(self.tooltip(n))}"']
+                 f'tooltip="{L.for_dot_string(self.tooltip(n))}"']
         if peripheries != 1:
             attrs.append(f"peripheries={peripheries}")
         self.out(f"n{n.id} [{', '.join(attrs)}];", depth)
@@ -236,9 +271,11 @@ class _Writer:
         sub = DIM if dim else GREY
         if n.kind == M.SCOPE:
             rows.append(f"<b>{esc(n.label)}</b>")
-            types = ", ".join(n.op_types[:4]) + (", …" if len(n.op_types) > 4 else "")
-            rows.append(f'<font point-size="9" color="{sub}">{len(n.members)} ops: {esc(types)}</font>')
-            rows.append(f'<font point-size="9" color="{sub}">out {esc(fmt_shape(n.shape, n.dtype))}</font>')
+            types = ", ".join(L.shorten(L.clean(t), 24) for t in n.op_types[:4])
+            types = esc(types + (", …" if len(n.op_types) > 4 else ""), where="end")
+            shape = esc(fmt_shape(n.shape, n.dtype), L.TITLE_LIMIT)
+            rows.append(f'<font point-size="9" color="{sub}">{len(n.members)} ops: {types}</font>')
+            rows.append(f'<font point-size="9" color="{sub}">out {shape}</font>')
         elif n.kind == M.NUMPY:
             rows.append(f'<b>left the package</b>')
             rows.append(f'<font point-size="9">np.asarray: the tape stops here</font>')
@@ -247,21 +284,24 @@ class _Writer:
             if n.kind == M.SKIPPED:
                 title = f"{title} <font point-size=\"9\">(skipped)</font>"
             rows.append(f"<b>{title}</b>")
-            rows.append(f'<font point-size="9" color="{sub}">{esc(fmt_shape(n.shape, n.dtype))}</font>')
+            rows.append(f'<font point-size="9" color="{sub}">{esc(fmt_shape(n.shape, n.dtype), L.TITLE_LIMIT)}</font>')
         if self.values and n.value is not None and n.kind not in (M.NUMPY,):
-            rows.append(f"= {esc(fmt_value(n.value, self.digits))}")
+            rows.append(f"= {esc(fmt_value(n.value, self.digits), L.TITLE_LIMIT)}")
         for key, g in n.grads.items():
             who = (f" T{key[0]}#{key[1]}" if self.many_calls else f" T{key[0]}") if self.many_grads else ""
             color = DIM if dim else VERMILLION
-            rows.append(f'<font color="{color}">∂{who} {esc(fmt_value(g, self.digits))}</font>')
+            rows.append(f'<font color="{color}">∂{who} {esc(fmt_value(g, self.digits), L.TITLE_LIMIT)}</font>')
         tags = self.tags(n)
         if tags:
-            rows.append(f'<font point-size="8" color="{sub}">{esc(" · ".join(tags))}</font>')
+            rows.append(f'<font point-size="8" color="{sub}">{esc(" · ".join(tags), L.TITLE_LIMIT, "end")}</font>')
         for note in n.notes:
             if n.kind == M.SCOPE:
                 continue
             color = DIM if dim else VERMILLION
-            rows.append(f'<font point-size="8" color="{color}">{esc(note)}</font>')
+            text = L.for_dot_html(note, L.LINE_LIMIT, max_lines=NOTE_LINES, wrap=True, where="end")
+            rows.append(f'<font point-size="8" color="{color}">{text}</font>')
+        rows = _within(rows, NODE_LABEL_BUDGET,
+                       lambda k: f'<font point-size="8" color="{sub}">… {k} more rows</font>')
         return "<br/>".join(rows)
 
     def tags(self, n: M.Node) -> list:
@@ -307,7 +347,7 @@ class _Writer:
         elif e.count > 1:
             attrs.append(f'label="×{e.count}"')
         elif self.values and e.grad is not None and e.on_path and e.grad.size <= 2:
-            attrs.append(f'label=<<font color="{VERMILLION}">∂ {esc(fmt_value(e.grad, 3))}</font>>')
+            attrs.append(f'label=<<font color="{VERMILLION}">∂ {esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
         attrs += [f'color="{color}"', f"penwidth={width}"]
         if style != "solid":
             attrs.append(f"style={style}")
@@ -355,7 +395,7 @@ class _Writer:
                 continue
             mark = "┄┄" if dash else "██"
             cells.append(f'<td bgcolor="{fill}" border="1" color="{border}"><font color="{border}" point-size="9">'
-                         f'{mark}</font></td><td align="left"><font point-size="10">{esc(text)}</font></td>')
+                         f'{mark}</font></td><td align="left"><font point-size="10">{esc(text, L.TITLE_LIMIT, "end")}</font></td>')
         if "grad" in present:
             cells.append(f'<td><font color="{VERMILLION}">∂</font></td><td align="left"><font point-size="10">'
                          'gradient of the target w.r.t. this tensor'
