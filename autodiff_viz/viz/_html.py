@@ -6,13 +6,19 @@ The page holds the widget's own ES module as a string, imports it from a
 the Jupyter widget syncs.  So the file plays from ``file://`` with no kernel.
 A static picture (the last step) sits inside as a fallback for viewers that
 run no scripts; the script replaces it.
+
+The page title and the alternative text are user text: they go through
+:func:`._labels.for_html` (cleaned, shortened, escaped).  The widget's state
+is JSON inside the script, where ``</`` is escaped so no string can end the
+script element.
 """
 from __future__ import annotations
 
-import html as _html
 import json
+import re
 import secrets
 
+from . import _labels as L
 from ._widget import css_source, esm_source, initial_state
 
 _MODEL_SHIM = """
@@ -30,6 +36,8 @@ function makeModel(state) {
 }
 """
 
+_BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+
 
 def _script_json(obj) -> str:
     """JSON that is safe inside a <script> element."""
@@ -46,11 +54,15 @@ def widget_html(kind: str, data: dict, title: str = "autodiff_viz", standalone: 
     """
     uid = "adv-" + secrets.token_hex(6)
     state = initial_state(kind, data)
+    title_text = L.for_html(title, L.TITLE_LIMIT, "end")
+    alt_text = L.for_html(alt, L.ALT_LIMIT, "end")
     fallback = ""
     if fallback_png:
-        fallback = (f'<img class="adv-fallback" alt="{_html.escape(alt)}" '
+        if not _BASE64.fullmatch(fallback_png):
+            raise ValueError("fallback_png must be base64 text")
+        fallback = (f'<img class="adv-fallback" alt="{alt_text}" '
                     f'src="data:image/png;base64,{fallback_png}">')
-    body = f"""<div id="{uid}" class="adv-host" role="region" aria-label="{_html.escape(alt or title)}">{fallback}</div>
+    body = f"""<div id="{uid}" class="adv-host" role="region" aria-label="{alt_text or title_text}">{fallback}</div>
 <style>{css_source()}</style>
 <script type="module">
 {_MODEL_SHIM}
@@ -73,10 +85,10 @@ host.dataset.ready = "1";
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{_html.escape(title)}</title>
+<title>{title_text}</title>
 </head>
 <body>
-<noscript>{_html.escape(alt)}</noscript>
+<noscript>{alt_text}</noscript>
 {body}
 </body>
 </html>
