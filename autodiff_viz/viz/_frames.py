@@ -3,6 +3,11 @@
 Artists are created once; each frame only changes colours and texts (as
 matplotlib's animation guide recommends), and the layout comes from the one
 Graphviz run stored in the storyboard.
+
+Every text is built with :data:`._labels.MPL_TEXT` (shown as typed: a name
+such as ``$\\foo$`` is never parsed as mathtext or TeX) from text cleaned by
+:mod:`._labels`; names too wide for their node box or the side panel are
+shortened with an ellipsis.
 """
 from __future__ import annotations
 
@@ -12,7 +17,10 @@ import textwrap
 from matplotlib.patches import Circle, FancyBboxPatch, PathPatch, Polygon
 from matplotlib.path import Path
 
+from . import _labels
 from ._plots import OKABE_ITO as C
+
+TEXT = _labels.MPL_TEXT
 
 PAD = 16.0
 SIDE_INCHES = 6.2
@@ -26,6 +34,9 @@ FIGURE_MAX_INCHES = (30.0, 24.0)
 TITLE_PT, LINES_PT, PANEL_PT = 15.0, 11.5, 12.0
 LINES_SPACING, PANEL_SPACING = 1.4, 1.45
 MAX_LINES, MAX_ROWS, WRAP = 14, 24, 58
+# In the side panel: a word (a name, usually) longer than WORD_LIMIT characters is shortened
+# before the rule's lines wrap, a name in the table to NAME_LIMIT, a row of the table to ROW_LIMIT.
+WORD_LIMIT, NAME_LIMIT, ROW_LIMIT = 40, 20, 62
 
 _FILL = {"source": "#D5ECF9", "const": "#EEEEEE", "backward": "#FBF7D0", "op": "#FFFFFF", "target": "#FFFFFF"}
 _EDGE = {"source": C["blue"], "const": "#888888", "target": C["purple"], "backward": "#333333", "op": "#333333"}
@@ -43,17 +54,21 @@ def _side_text(st) -> tuple:
     """A step's side panel as text: the rule's lines (wrapped) and the rows of the gradient table."""
     wrapped = []
     for line in st["lines"]:
-        wrapped.extend(textwrap.wrap(line, WRAP, subsequent_indent="   ") or [""])
+        for part in _labels.clean(line, newlines=True).split("\n"):
+            part = _labels.shorten_words(part, WORD_LIMIT)
+            wrapped.extend(textwrap.wrap(part, WRAP, subsequent_indent="   ") or [""])
     rows = []
     if st["panel"]:
         rows.append("Gradients accumulated so far")
         for r in st["panel"]:
-            terms = " + ".join(r["terms"]) if len(r["terms"]) > 1 else ""
+            terms = " + ".join(_labels.clean(t) for t in r["terms"]) if len(r["terms"]) > 1 else ""
             mark = "▸" if r["fresh"] else " "
-            rows.append(f"{mark} {r['name']:<8} {r['total']:>10}" + (f"   = {terms}" if terms else ""))
+            name = _labels.for_mpl(r["name"], NAME_LIMIT)
+            row = f"{mark} {name:<8} {_labels.clean(r['total']):>10}" + (f"   = {terms}" if terms else "")
+            rows.append(_labels.shorten(row, ROW_LIMIT, "end"))
     if st["results"]:
         rows.append("")
-        rows.extend(st["results"])
+        rows.extend(_labels.shorten(_labels.shorten_words(r, WORD_LIMIT), ROW_LIMIT, "end") for r in st["results"])
     return wrapped[:MAX_LINES], rows[:MAX_ROWS]
 
 
@@ -91,7 +106,8 @@ class FrameRenderer:
             a.set_axis_off()
         self.ax.set_xlim(-PAD, W - PAD)
         self.ax.set_ylim(H - PAD, -PAD)
-        self.heading = self.fig.text(0.01, 1 - 0.35 / fig_h, data["title"], fontsize=17, fontweight="bold", va="center")
+        self.heading = self.fig.text(0.01, 1 - 0.35 / fig_h, "", fontsize=17, fontweight="bold", va="center", **TEXT)
+        self._fit(self.heading, _labels.for_mpl(data["title"], _labels.TITLE_LIMIT, "end"), 0.98 * fw * dpi, "end")
         self._build_graph()
         self._build_side()
 
@@ -109,8 +125,8 @@ class FrameRenderer:
                 self.ax.add_patch(head)
             if e["label"]:
                 mid = pts[len(pts) // 2]
-                self.ax.text(mid[0], mid[1] - 6, e["label"], fontsize=13 * k, style="italic", color="#555555",
-                             ha="center", va="bottom", zorder=2)
+                self.ax.text(mid[0], mid[1] - 6, _labels.for_mpl(e["label"], 8), fontsize=13 * k, style="italic",
+                             color="#555555", ha="center", va="bottom", zorder=2, **TEXT)
             self.edges.append((line, head))
         self.nodes = []
         for n in self.data["nodes"]:
@@ -120,32 +136,65 @@ class FrameRenderer:
             box = FancyBboxPatch((x0 + rad, y0 + rad), p["w"] - 2 * rad, p["h"] - 2 * rad,
                                  boxstyle=f"round,pad={rad}", linewidth=1.5, zorder=3)
             self.ax.add_patch(box)
-            lab = self.ax.text(p["x"], y0 + 22, n["label"], fontsize=15 * k, fontweight="bold", ha="center",
-                               va="baseline", zorder=4)
+            lab = self.ax.text(p["x"], y0 + 22, "", fontsize=15 * k, fontweight="bold", ha="center",
+                               va="baseline", zorder=4, **TEXT)
+            # the name fits inside its box (less the rounded corners), shortened in the middle if need be
+            self._fit(lab, _labels.for_mpl(n["label"]), self._width_px(p["w"] - 8), "middle", p["w"] / 15.0)
             val = self.ax.text(p["x"], y0 + 45, "", fontsize=14 * k, ha="center", va="baseline", color="#333333",
-                               zorder=4)
+                               zorder=4, **TEXT)
             grad = self.ax.text(p["x"], y0 + 67, "", fontsize=14 * k, ha="center", va="baseline",
-                                fontweight="bold", color=C["blue"], zorder=4)
+                                fontweight="bold", color=C["blue"], zorder=4, **TEXT)
             badge = Circle((x0 + p["w"] - 4, y0 + 4), 13, facecolor=C["vermillion"], edgecolor="white", linewidth=1.5,
                            zorder=5)
             self.ax.add_patch(badge)
             bt = self.ax.text(x0 + p["w"] - 4, y0 + 4, "", fontsize=13 * k, fontweight="bold", color="white",
-                              ha="center", va="center", zorder=6)
+                              ha="center", va="center", zorder=6, **TEXT)
             self.nodes.append((n, box, lab, val, grad, badge, bt))
+
+    def _width_px(self, units: float) -> float:
+        """A width in layout units, in display pixels."""
+        (x0, _), (x1, _) = self.ax.transData.transform([(0.0, 0.0), (units, 0.0)])
+        return abs(x1 - x0)
+
+    def _fit(self, artist, text: str, max_px: float, where: str, sure_chars: float = 0.0):
+        """Set ``text``, shortened (at ``where``) until it is at most ``max_px`` wide.
+
+        Text of at most ``sure_chars`` characters is taken to fit unmeasured.
+        """
+        artist.set_text(text)
+        if len(text) <= sure_chars:
+            return
+        try:
+            renderer = self.fig.canvas.get_renderer()
+        except AttributeError:  # a canvas that cannot measure: a conservative guess by characters
+            artist.set_text(_labels.shorten(text, max(4, int(max_px / artist.get_fontsize() / 0.7)), where))
+            return
+        if artist.get_window_extent(renderer).width <= max_px:
+            return
+        lo, hi = 1, len(text) - 1  # the longest cut that fits lies in [lo, hi]
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            artist.set_text(_labels.shorten(text, mid, where))
+            if artist.get_window_extent(renderer).width <= max_px:
+                lo = mid
+            else:
+                hi = mid - 1
+        artist.set_text(_labels.shorten(text, lo, where))
 
     def _down(self, points: float) -> float:
         """``points`` below the top of the side panel, in its axes fraction."""
         return 1.0 - points / 72.0 / self.side_inches
 
     def _build_side(self):
-        kw = {"va": "top", "transform": self.side.transAxes}
+        kw = {"va": "top", "transform": self.side.transAxes, **TEXT}
         self.title = self.side.text(0, 1, "", fontsize=TITLE_PT, fontweight="bold", **kw)
         self.lines = self.side.text(0, self._down(TITLE_PT * 2.0), "", fontsize=LINES_PT, family="DejaVu Sans Mono",
                                     linespacing=LINES_SPACING, **kw)
         self.panel = self.side.text(0, 0.42, "", fontsize=PANEL_PT, family="DejaVu Sans Mono",
                                     linespacing=PANEL_SPACING, color="#111111", **kw)
         self.step_no = self.side.text(1, 0.0, "", fontsize=12, ha="right", va="bottom", color="#555555",
-                                      transform=self.side.transAxes)
+                                      transform=self.side.transAxes, **TEXT)
+        self.side_px = self.side.get_position().width * self.fig.get_figwidth() * self.fig.dpi
 
     def draw(self, i: int):
         steps = self.data["steps"]
@@ -182,13 +231,13 @@ class FrameRenderer:
             box.set_alpha(alpha)
             for t in (lab, val, grad):
                 t.set_alpha(alpha)
-            val.set_text("= " + st["vals"][idx] if st["vals"][idx] else "")
-            grad.set_text("∂ " + st["grads"][idx] if st["grads"][idx] else "")
-            order = st["order"][idx]
+            val.set_text("= " + _labels.for_mpl(st["vals"][idx]) if st["vals"][idx] else "")
+            grad.set_text("∂ " + _labels.for_mpl(st["grads"][idx]) if st["grads"][idx] else "")
+            order = _labels.for_mpl(st["order"][idx], 8)
             badge.set_visible(bool(order))
             bt.set_text(order)
             bt.set_visible(bool(order))
-        self.title.set_text(st["title"])
+        self._fit(self.title, _labels.for_mpl(st["title"], _labels.TITLE_LIMIT, "end"), self.side_px, "end", 30)
         wrapped, rows = _side_text(st)
         self.lines.set_text("\n".join(wrapped))
         # The table starts one line below the rule's last line, wherever that is this step.

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _labels as L
+
 # Okabe-Ito: distinguishable with the common forms of colour blindness.
 OKABE_ITO = {
     "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442",
@@ -100,6 +102,7 @@ def plot_derivatives(f, x=(-3.0, 3.0), order: int = 1, ax=None, title=None):
 
     ``x`` is an array of points or a ``(low, high)`` pair. Returns the
     matplotlib figure; each curve is labelled (``f(x)``, ``f'(x)``...).
+    ``title`` is shown as typed (no mathtext).
 
     >>> import autodiff_viz as ad
     >>> fig = plot_derivatives(lambda x: ad.sin(x) * x, (-4, 4), order=2)
@@ -119,7 +122,9 @@ def plot_derivatives(f, x=(-3.0, 3.0), order: int = 1, ax=None, title=None):
                 linewidth=2.5, label=derivative_label(k))
     ax.axhline(0.0, color="#999999", linewidth=0.8, zorder=0)
     ax.set_xlabel("x", fontsize=14)
-    ax.set_title(title or f"f and its derivatives up to order {order} (nested GradientTapes)", fontsize=14)
+    # A title is shown as typed (never parsed as mathtext): a "$" in it cannot make drawing fail.
+    ax.set_title(L.for_mpl(title, L.TITLE_LIMIT, "end") if title
+                 else f"f and its derivatives up to order {order} (nested GradientTapes)", fontsize=14, **L.MPL_TEXT)
     ax.tick_params(labelsize=12)
     if ax is fig.axes[0] and len(fig.axes) == 1:  # our own figure: the legend beside the axes, never on a curve
         ax.legend(fontsize=13, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
