@@ -28,7 +28,8 @@ from ._tensor import EagerTensor, ResourceVariable, Tensor, Variable, constant, 
 from . import image, linalg, math, nn, random, test  # noqa: E402
 from ._module import Module  # noqa: E402
 from . import autodiff, data, keras  # noqa: E402
-from .events import Trace, trace  # noqa: E402
+from .events import Trace  # noqa: E402
+from ._recording import trace  # noqa: E402
 
 
 def __getattr__(name):

@@ -1,9 +1,14 @@
-"""Where the engine announces what it does; the trace module listens here.
+"""Where the engine announces what it does; the recorder listens here.
 
 The engine calls ``emit(kind, **payload)`` only while ``active`` is true, so
 with nobody listening the cost is one attribute test per recorded op.
 
-Payloads (engine objects; ``autodiff_viz.events`` turns them into plain events):
+Listeners are per thread: ``emit`` calls the listeners that the calling
+thread added, so a trace opened in one thread never sees another thread's
+ops.  ``active`` is the one process-wide fact: "some thread is listening",
+which keeps the engine's test to a single attribute read.
+
+Payloads (engine objects; ``autodiff_viz._recording`` turns them into plain events):
 - ``tape_begin`` / ``tape_end``: tape
 - ``watch``: tape, tensor, auto (True when a variable was watched on read)
 - ``op``: tape, node (the tape record), output (the result tensor), inputs (the input tensors)
@@ -17,23 +22,42 @@ Payloads (engine objects; ``autodiff_viz.events`` turns them into plain events):
 """
 from __future__ import annotations
 
-listeners: list = []
-active = False
+import threading
+
+
+class _ThreadListeners(threading.local):
+    def __init__(self):
+        self.listeners: list = []
+
+
+_local = _ThreadListeners()
+_lock = threading.Lock()
+_count = 0      # listeners over all threads
+active = False  # _count > 0: read by the engine before it builds a payload
+
+
+def listeners() -> list:
+    """This thread's listeners (a copy)."""
+    return list(_local.listeners)
 
 
 def emit(kind: str, /, **payload) -> None:
-    for listener in list(listeners):
+    for listener in list(_local.listeners):
         listener(kind, payload)
 
 
 def add(listener) -> None:
-    global active
-    listeners.append(listener)
-    active = True
+    global _count, active
+    with _lock:
+        _local.listeners.append(listener)
+        _count += 1
+        active = True
 
 
 def remove(listener) -> None:
-    global active
-    if listener in listeners:
-        listeners.remove(listener)
-    active = bool(listeners)
+    global _count, active
+    with _lock:
+        if listener in _local.listeners:
+            _local.listeners.remove(listener)
+            _count -= 1
+        active = _count > 0

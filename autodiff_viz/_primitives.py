@@ -221,139 +221,201 @@ def _adjust_contrast(xp, images, factor):
 # ---------------------------------------------------------------------------
 # Arithmetic
 defop("Add",      lambda xp, x, y: xp.add(x, y),                 lambda op, g: (g, g),
-      jvp=lambda op, t: t[0] + t[1])
+      jvp=lambda op, t: t[0] + t[1],
+      show=('a + b', '1', '1'))
 defop("AddN",     lambda xp, *xs: _sum_all(xp, xs),              lambda op, g: (g,) * len(op.in_ids),
-      jvp=lambda op, t: o.add_n(t))
+      jvp=lambda op, t: o.add_n(t),
+      show=('a + b + …', '1'))
 defop("Sub",      lambda xp, x, y: xp.subtract(x, y),            lambda op, g: (g, -g),
-      jvp=lambda op, t: t[0] - t[1])
+      jvp=lambda op, t: t[0] - t[1],
+      show=('a − b', '1', '−1'))
 defop("Mul",      lambda xp, x, y: xp.multiply(x, y),            _mul_grad, save={0: (1,), 1: (0,)},
-      jvp=lambda op, t: t[0] * op.inputs[1] + op.inputs[0] * t[1])
+      jvp=lambda op, t: t[0] * op.inputs[1] + op.inputs[0] * t[1],
+      show=('a · b', 'b', 'a'))
 defop("RealDiv",  lambda xp, x, y: xp.divide(x, y),
       _div_grad, save={0: (1,), 1: (0, 1)},
-      jvp=lambda op, t: (t[0] - op.outputs[0] * t[1]) / op.inputs[1])
+      jvp=lambda op, t: (t[0] - op.outputs[0] * t[1]) / op.inputs[1],
+      show=('a / b', '1/b', '−a/b²'))
 defop("Neg",      lambda xp, x: xp.negative(x),                  lambda op, g: (-g,),
-      jvp=lambda op, t: -t[0])
+      jvp=lambda op, t: -t[0],
+      show=('−a', '−1'))
 defop("Square",   lambda xp, x: xp.multiply(x, x),               lambda op, g: (g * (2.0 * op.inputs[0]),), save="all",
-      jvp=lambda op, t: (2.0 * op.inputs[0]) * t[0])
+      jvp=lambda op, t: (2.0 * op.inputs[0]) * t[0],
+      show=('a²', '2a'))
 defop("Sqrt",     lambda xp, x: xp.sqrt(x),                      lambda op, g: (o._sqrt_grad(op.outputs[0], g),), save_output=True,
-      jvp=lambda op, t: o._sqrt_grad(op.outputs[0], t[0]))
+      jvp=lambda op, t: o._sqrt_grad(op.outputs[0], t[0]),
+      show=('√a', '1/(2√a)'))
 # Fused as in TF, and like TF's kernel a zero upstream gives 0, never 0/0:
 # ``where(x > 0, sqrt(x), 0)`` has a finite gradient at x <= 0.  (y: sqrt's output.)
 defop("SqrtGrad", lambda xp, y, g: 0.5 * g / xp.where(g == 0, xp.ones_like(y), y),
       lambda op, u: (None if op.outputs[0] is None else -(u / op.inputs[0]) * op.outputs[0], 0.5 * u / op.inputs[0]),
       save={0: (0, 1)}, save_output=(0,),
-      jvp=lambda op, t: (0.5 * t[1] - t[0] * op.outputs[0]) / op.inputs[0])
+      jvp=lambda op, t: (0.5 * t[1] - t[0] * op.outputs[0]) / op.inputs[0],
+      show=('b / (2a)   (a = √x, b: upstream)', '−b/(2a²)', '1/(2a)'))
 defop("Pow",      lambda xp, x, p: xp.pow(x, p),                 _pow_grad, save={0: (0, 1), 1: (0, 1)}, save_output=(1,),
-      jvp=_pow_jvp)
+      jvp=_pow_jvp,
+      show=('a^b', 'b·a^(b−1)', 'a^b·ln a'))
 defop("SquaredDifference", lambda xp, x, y: xp.square(x - y),
       lambda op, g: ((2.0 * g) * (op.inputs[0] - op.inputs[1]), (-2.0 * g) * (op.inputs[0] - op.inputs[1])), save="all",
-      jvp=lambda op, t: (2.0 * (op.inputs[0] - op.inputs[1])) * (t[0] - t[1]))
+      jvp=lambda op, t: (2.0 * (op.inputs[0] - op.inputs[1])) * (t[0] - t[1]),
+      show=('(a − b)²', '2(a − b)', '−2(a − b)'))
 defop("Maximum",  lambda xp, x, y: xp.maximum(x, y),             _minmax_grad(lambda x, y: o.greater_equal(x, y)), save="all",
-      jvp=lambda op, t: o.where(o.greater_equal(op.inputs[0], op.inputs[1]), t[0], t[1]))
+      jvp=lambda op, t: o.where(o.greater_equal(op.inputs[0], op.inputs[1]), t[0], t[1]),
+      show=('max(a, b)', '1 where a ≥ b, else 0', '1 where b > a, else 0'))
 defop("Minimum",  lambda xp, x, y: xp.minimum(x, y),             _minmax_grad(lambda x, y: o.less_equal(x, y)), save="all",
-      jvp=lambda op, t: o.where(o.less_equal(op.inputs[0], op.inputs[1]), t[0], t[1]))
+      jvp=lambda op, t: o.where(o.less_equal(op.inputs[0], op.inputs[1]), t[0], t[1]),
+      show=('min(a, b)', '1 where a ≤ b, else 0', '1 where b < a, else 0'))
 defop("Abs",      lambda xp, x: xp.abs(x),                       lambda op, g: (g * o.sign(op.inputs[0]),), save="all",
-      jvp=lambda op, t: t[0] * o.sign(op.inputs[0]))
+      jvp=lambda op, t: t[0] * o.sign(op.inputs[0]),
+      show=('|a|', 'sign(a)'))
 defop("Sign",     lambda xp, x: xp.sign(x),                      lambda op, g: (o.zeros_like(g),),
-      jvp=lambda op, t: o.zeros_like(op.outputs[0]))
-defop("Round",    lambda xp, x: xp.round(x),                     NONE)
+      jvp=lambda op, t: o.zeros_like(op.outputs[0]),
+      show=('sign(a)', '0'))
+defop("Round",    lambda xp, x: xp.round(x),                     NONE,
+      show=('round(a)',))
 # Transcendental
 defop("Exp",      lambda xp, x: xp.exp(x),                       lambda op, g: (g * op.outputs[0],), save_output=True,
-      jvp=lambda op, t: t[0] * op.outputs[0])
+      jvp=lambda op, t: t[0] * op.outputs[0],
+      show=('exp(a)', 'exp(a)'))
 defop("Log",      lambda xp, x: xp.log(x),                       lambda op, g: (g / op.inputs[0],), save="all",
-      jvp=lambda op, t: t[0] / op.inputs[0])
+      jvp=lambda op, t: t[0] / op.inputs[0],
+      show=('log(a)', '1/a'))
 defop("Log1p",    lambda xp, x: xp.log1p(x),                     lambda op, g: (g / (1.0 + op.inputs[0]),), save="all",
-      jvp=lambda op, t: t[0] / (1.0 + op.inputs[0]))
+      jvp=lambda op, t: t[0] / (1.0 + op.inputs[0]),
+      show=('log(1 + a)', '1/(1 + a)'))
 defop("Sin",      lambda xp, x: xp.sin(x),                       lambda op, g: (g * o.cos(op.inputs[0]),), save="all",
-      jvp=lambda op, t: t[0] * o.cos(op.inputs[0]))
+      jvp=lambda op, t: t[0] * o.cos(op.inputs[0]),
+      show=('sin(a)', 'cos(a)'))
 defop("Cos",      lambda xp, x: xp.cos(x),                       lambda op, g: (-g * o.sin(op.inputs[0]),), save="all",
-      jvp=lambda op, t: -t[0] * o.sin(op.inputs[0]))
+      jvp=lambda op, t: -t[0] * o.sin(op.inputs[0]),
+      show=('cos(a)', '−sin(a)'))
 defop("Tan",      lambda xp, x: xp.tan(x),                       lambda op, g: (g / o.square(o.cos(op.inputs[0])),), save="all",
-      jvp=lambda op, t: t[0] / o.square(o.cos(op.inputs[0])))
+      jvp=lambda op, t: t[0] / o.square(o.cos(op.inputs[0])),
+      show=('tan(a)', '1/cos²(a)'))
 defop("Tanh",     lambda xp, x: xp.tanh(x),                      lambda op, g: (o._tanh_grad(op.outputs[0], g),), save_output=True,
-      jvp=lambda op, t: o._tanh_grad(op.outputs[0], t[0]))
+      jvp=lambda op, t: o._tanh_grad(op.outputs[0], t[0]),
+      show=('tanh(a)', '1 − tanh²(a)'))
 defop("Sigmoid",  _sigmoid,                                      lambda op, g: (o._sigmoid_grad(op.outputs[0], g),), save_output=True,
-      jvp=lambda op, t: o._sigmoid_grad(op.outputs[0], t[0]))
+      jvp=lambda op, t: o._sigmoid_grad(op.outputs[0], t[0]),
+      show=('σ(a)', 'σ(a)·(1 − σ(a))'))
 # Fused backward ops, as in TF: one op instead of three in every Tanh/Sigmoid
 # rule.  Their own rules give the second derivatives.  (y: the forward output,
 # g: the upstream gradient.)
 defop("TanhGrad", lambda xp, y, g: g * (1.0 - y * y),
       lambda op, u: (None if op.inputs[1] is None else -2.0 * u * op.inputs[1] * op.inputs[0],
                      o._tanh_grad(op.inputs[0], u)), save={0: (0, 1), 1: (0,)},
-      jvp=lambda op, t: o._tanh_grad(op.inputs[0], t[1]) - 2.0 * op.inputs[1] * op.inputs[0] * t[0])
+      jvp=lambda op, t: o._tanh_grad(op.inputs[0], t[1]) - 2.0 * op.inputs[1] * op.inputs[0] * t[0],
+      show=('b·(1 − a²)   (a = tanh(x), b: upstream)', '−2ab', '1 − a²'))
 defop("SigmoidGrad", lambda xp, y, g: g * y * (1.0 - y),
       lambda op, u: (None if op.inputs[1] is None else u * op.inputs[1] * (1.0 - 2.0 * op.inputs[0]),
                      o._sigmoid_grad(op.inputs[0], u)), save={0: (0, 1), 1: (0,)},
-      jvp=lambda op, t: o._sigmoid_grad(op.inputs[0], t[1]) + op.inputs[1] * (1.0 - 2.0 * op.inputs[0]) * t[0])
+      jvp=lambda op, t: o._sigmoid_grad(op.inputs[0], t[1]) + op.inputs[1] * (1.0 - 2.0 * op.inputs[0]) * t[0],
+      show=('b·a·(1 − a)   (a = σ(x), b: upstream)', 'b·(1 − 2a)', 'a·(1 − a)'))
 # Neural-network
 defop("Relu",     lambda xp, x: xp.maximum(x, 0),
       lambda op, g: (o.where(o.greater(op.outputs[0], 0.0), g, o.zeros_like(g)),), save_output=True,
-      jvp=lambda op, t: o.where(o.greater(op.outputs[0], 0.0), t[0], o.zeros_like(t[0])))
+      jvp=lambda op, t: o.where(o.greater(op.outputs[0], 0.0), t[0], o.zeros_like(t[0])),
+      show=('relu(a) = max(a, 0)', '1 where a > 0, else 0'))
 defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g: (g * o.sigmoid(op.inputs[0]),), save="all",
-      jvp=lambda op, t: t[0] * o.sigmoid(op.inputs[0]))
+      jvp=lambda op, t: t[0] * o.sigmoid(op.inputs[0]),
+      show=('log(1 + exp(a))', 'σ(a)'))
 defop("Softmax",  _softmax,                                      _softmax_grad, save_output=True,
-      jvp=lambda op, t: (t[0] - o.reduce_sum(t[0] * op.outputs[0], axis=op.attrs["axis"], keepdims=True)) * op.outputs[0])
+      jvp=lambda op, t: (t[0] - o.reduce_sum(t[0] * op.outputs[0], axis=op.attrs["axis"], keepdims=True)) * op.outputs[0],
+      show=('softmax(a)', 'diag(s) − s·sᵀ (s = softmax(a))'))
 defop("LogSoftmax", _log_softmax,                                _log_softmax_grad, save_output=True,
-      jvp=lambda op, t: t[0] - o.reduce_sum(o.exp(op.outputs[0]) * t[0], axis=op.attrs["axis"], keepdims=True))
+      jvp=lambda op, t: t[0] - o.reduce_sum(o.exp(op.outputs[0]) * t[0], axis=op.attrs["axis"], keepdims=True),
+      show=('log softmax(a)', 'I − softmax(a) per row'))
 # Reductions (axis: a tuple of non-negative ints or None)
 defop("Sum",      lambda xp, x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),   lambda op, g: (_reduce_back(op, g),),
-      jvp=lambda op, t: o.reduce_sum(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]))
+      jvp=lambda op, t: o.reduce_sum(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
+      show=('Σ a', '1 for every element'))
 defop("Mean",     lambda xp, x, axis, keepdims: xp.mean(x, axis=axis, keepdims=keepdims),
       lambda op, g: (_reduce_back(op, g) / float(_count(op)),),
-      jvp=lambda op, t: o.reduce_mean(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]))
+      jvp=lambda op, t: o.reduce_mean(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
+      show=('mean(a)', '1/n for every element'))
 defop("Max",      lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),   _extreme_grad, save="all", save_output=True,
-      jvp=_extreme_jvp)
+      jvp=_extreme_jvp,
+      show=('max(a)', '1 at the maximum (ties share)'))
 defop("Min",      lambda xp, x, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims),   _extreme_grad, save="all", save_output=True,
-      jvp=_extreme_jvp)
+      jvp=_extreme_jvp,
+      show=('min(a)', '1 at the minimum (ties share)'))
 defop("Prod",     lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),  _prod_grad, save="all",
-      jvp=_prod_jvp)
-defop("ArgMax",   lambda xp, x, axis: xp.astype(xp.argmax(x, axis=axis), xp.int64),      NONE)
-defop("ArgMin",   lambda xp, x, axis: xp.astype(xp.argmin(x, axis=axis), xp.int64),      NONE)
+      jvp=_prod_jvp,
+      show=('Π a', 'product of the other elements'))
+defop("ArgMax",   lambda xp, x, axis: xp.astype(xp.argmax(x, axis=axis), xp.int64),      NONE,
+      show=('argmax(a)',))
+defop("ArgMin",   lambda xp, x, axis: xp.astype(xp.argmin(x, axis=axis), xp.int64),      NONE,
+      show=('argmin(a)',))
 # Linear algebra and shapes
 defop("MatMul",   _matmul,                                       _matmul_grad, save={0: (1,), 1: (0,)},
-      jvp=_matmul_jvp)
+      jvp=_matmul_jvp,
+      show=('A @ B', 'upstream @ Bᵀ', 'Aᵀ @ upstream'))
 defop("Transpose", lambda xp, x, perm: xp.permute_dims(x, perm),
       lambda op, g: (o.transpose(g, perm=[op.attrs["perm"].index(i) for i in range(len(op.attrs["perm"]))]),),
-      jvp=lambda op, t: o.transpose(t[0], perm=op.attrs["perm"]))
+      jvp=lambda op, t: o.transpose(t[0], perm=op.attrs["perm"]),
+      show=('aᵀ', 'transpose back'))
 defop("Reshape",  lambda xp, x, shape: xp.reshape(x, shape),     lambda op, g: (o.reshape(g, op.in_shapes[0]),),
-      jvp=lambda op, t: o.reshape(t[0], op.attrs["shape"]))
+      jvp=lambda op, t: o.reshape(t[0], op.attrs["shape"]),
+      show=('reshape(a)', 'reshape back'))
 defop("Squeeze",  lambda xp, x, axis: xp.reshape(x, _squeezed(x.shape, axis)), lambda op, g: (o.reshape(g, op.in_shapes[0]),),
-      jvp=lambda op, t: o.reshape(t[0], op.out_shape))
+      jvp=lambda op, t: o.reshape(t[0], op.out_shape),
+      show=('squeeze(a)', 'reshape back'))
 defop("ExpandDims", lambda xp, x, axis: xp.expand_dims(x, axis=axis), lambda op, g: (o.reshape(g, op.in_shapes[0]),),
-      jvp=lambda op, t: o.expand_dims(t[0], op.attrs["axis"]))
+      jvp=lambda op, t: o.expand_dims(t[0], op.attrs["axis"]),
+      show=('expand_dims(a)', 'reshape back'))
 defop("BroadcastTo", lambda xp, x, shape: xp.broadcast_to(x, shape), lambda op, g: (g,),
-      jvp=lambda op, t: o.broadcast_to(t[0], op.attrs["shape"]))   # the tape sums g back
+      jvp=lambda op, t: o.broadcast_to(t[0], op.attrs["shape"]),
+      show=('broadcast(a)', '1, summed over the broadcast axes'))   # the tape sums g back
 defop("ConcatV2", lambda xp, *xs, axis: xp.concat(xs, axis=axis), _concat_grad,
-      jvp=lambda op, t: o.concat(t, axis=op.attrs["axis"]))
+      jvp=lambda op, t: o.concat(t, axis=op.attrs["axis"]),
+      show=('concat(a, b, …)', 'the matching slice'))
 defop("Pack",     lambda xp, *xs, axis: xp.stack(xs, axis=axis),  _stack_grad,
-      jvp=lambda op, t: o.stack(t, axis=op.attrs["axis"]))
+      jvp=lambda op, t: o.stack(t, axis=op.attrs["axis"]),
+      show=('stack(a, b, …)', 'the matching slice'))
 defop("StridedSlice", lambda xp, x, index: _backend.shim(xp).getitem(x, index),
       lambda op, g: (o._slice_grad(g, op.attrs["index"], op.in_shapes[0]),),
-      jvp=lambda op, t: o._getitem(t[0], op.attrs["index"]))
+      jvp=lambda op, t: o._getitem(t[0], op.attrs["index"]),
+      show=('a[index]', '1 inside the slice, 0 elsewhere'))
 defop("StridedSliceGrad", lambda xp, g, index, shape: _backend.shim(xp).scatter_add(g, index, shape),
       lambda op, g: (o._getitem(g, op.attrs["index"]),),
-      jvp=lambda op, t: o._slice_grad(t[0], op.attrs["index"], op.attrs["shape"]))
+      jvp=lambda op, t: o._slice_grad(t[0], op.attrs["index"], op.attrs["shape"]),
+      show=('zeros with a placed at [index]', 'the slice [index]'))
 defop("SelectV2",  lambda xp, c, x, y: xp.where(c, x, y),
       lambda op, g: (None, o.where(op.inputs[0], g, o.zeros_like(g)), o.where(op.inputs[0], o.zeros_like(g), g)), save=(0,),
-      jvp=lambda op, t: o.where(op.inputs[0], t[1], t[2]))
+      jvp=lambda op, t: o.where(op.inputs[0], t[1], t[2]),
+      show=('where(c, a, b)', 'none (a condition)', '1 where c, else 0', '1 where not c, else 0'))
 defop("ClipByValue", lambda xp, x, lo, hi: xp.minimum(xp.maximum(x, lo), hi), _clip_grad, save="all",
-      jvp=_clip_jvp)
+      jvp=_clip_jvp,
+      show=('clip(a, lo, hi)', '1 inside [lo, hi], else 0', '1 below lo', '1 above hi'))
 defop("Identity", lambda xp, x: x,                               lambda op, g: (g,),
-      jvp=lambda op, t: t[0])
-defop("StopGradient", lambda xp, x: x,                           NONE)
+      jvp=lambda op, t: t[0],
+      show=('a', '1'))
+defop("StopGradient", lambda xp, x: x,                           NONE,
+      show=('stop_gradient(a)',))
 defop("Cast",     lambda xp, x, dtype: xp.astype(x, dtype),      _cast_grad,
-      jvp=_cast_jvp)
-defop("AdjustContrastv2", _adjust_contrast)                      # no gradient registered, as in TF
+      jvp=_cast_jvp,
+      show=('cast(a)', '1 (cast back)'))
+defop("AdjustContrastv2", _adjust_contrast,
+      show=('(a − mean)·f + mean',))                      # no gradient registered, as in TF
 # Comparisons and logic: boolean results, not differentiable
-defop("Less",         lambda xp, x, y: xp.less(x, y),          NONE)
-defop("LessEqual",    lambda xp, x, y: xp.less_equal(x, y),    NONE)
-defop("Greater",      lambda xp, x, y: xp.greater(x, y),       NONE)
-defop("GreaterEqual", lambda xp, x, y: xp.greater_equal(x, y), NONE)
-defop("Equal",        lambda xp, x, y: xp.equal(x, y),         NONE)
-defop("NotEqual",     lambda xp, x, y: xp.not_equal(x, y),     NONE)
-defop("LogicalAnd",   lambda xp, x, y: xp.logical_and(x, y),   NONE)
-defop("LogicalOr",    lambda xp, x, y: xp.logical_or(x, y),    NONE)
-defop("LogicalNot",   lambda xp, x: xp.logical_not(x),         NONE)
+defop("Less",         lambda xp, x, y: xp.less(x, y),          NONE,
+      show=('a < b',))
+defop("LessEqual",    lambda xp, x, y: xp.less_equal(x, y),    NONE,
+      show=('a ≤ b',))
+defop("Greater",      lambda xp, x, y: xp.greater(x, y),       NONE,
+      show=('a > b',))
+defop("GreaterEqual", lambda xp, x, y: xp.greater_equal(x, y), NONE,
+      show=('a ≥ b',))
+defop("Equal",        lambda xp, x, y: xp.equal(x, y),         NONE,
+      show=('a == b',))
+defop("NotEqual",     lambda xp, x, y: xp.not_equal(x, y),     NONE,
+      show=('a ≠ b',))
+defop("LogicalAnd",   lambda xp, x, y: xp.logical_and(x, y),   NONE,
+      show=('a and b',))
+defop("LogicalOr",    lambda xp, x, y: xp.logical_or(x, y),    NONE,
+      show=('a or b',))
+defop("LogicalNot",   lambda xp, x: xp.logical_not(x),         NONE,
+      show=('not a',))
 
 
 def _sum_all(xp, xs):

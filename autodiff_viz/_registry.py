@@ -9,16 +9,17 @@ from __future__ import annotations
 
 
 class Primitive:
-    __slots__ = ("type", "forward", "grad", "jvp", "save_inputs", "save_output", "doc")
+    __slots__ = ("type", "forward", "grad", "jvp", "save_inputs", "save_output", "formula", "partials")
 
-    def __init__(self, type, forward, grad, jvp, save_inputs, save_output, doc):
+    def __init__(self, type, forward, grad, jvp, save_inputs, save_output, formula="", partials=()):
         self.type = type
         self.forward = forward
         self.grad = grad
         self.jvp = jvp
         self.save_inputs = save_inputs
         self.save_output = save_output
-        self.doc = doc
+        self.formula = formula      # how views write the op: "a · b" (inputs are a, b, c...)
+        self.partials = partials    # per input, its partial derivative: ("b", "a")
 
     def __repr__(self):
         return f"<primitive {self.type}>"
@@ -30,16 +31,18 @@ _MISSING = "missing"                        # no rule registered: LookupError
 PRIMITIVES: dict[str, Primitive] = {}
 
 
-def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None, doc=""):
+def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None, show=("",)):
     """Add one primitive: its TF type name, forward on arrays, gradient rule.
 
     ``save`` lists the input positions the rule reads (``"all"`` for every
     input); ``save_output`` keeps the result.  Anything not saved is dropped
-    as soon as the op has run.
+    as soon as the op has run.  ``show`` is how pictures write the op: its
+    formula in the inputs ``a, b, c...`` and then each input's partial
+    derivative, ``("a · b", "b", "a")``; trace events carry these strings.
     """
     if type in PRIMITIVES:
         raise ValueError(f"primitive {type!r} is already defined")
-    p = Primitive(type, forward, grad, jvp, save, save_output, doc)
+    p = Primitive(type, forward, grad, jvp, save, save_output, show[0], tuple(show[1:]))
     PRIMITIVES[type] = p
     return p
 

@@ -259,6 +259,7 @@ class GradientTape:
         self._spent = False
         self._freed = 0  # records before this index have released their saved values
         self._parent = None
+        self._traces: list = []  # the ad.trace()s that saw this tape: it keeps them alive, the package doesn't
 
     # -- context --------------------------------------------------------------
     def __enter__(self):

@@ -37,6 +37,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from . import _backend, _hooks, _registry
+from . import _recording
 from . import events as _events
 from ._tape import GradientTape
 from ._tensor import ResourceVariable, Tensor, constant
@@ -282,7 +283,7 @@ class _Recorder:
 def _run(f, xs, seed):
     """One traced run: target = f(*xs), gradient with seeded random output weights (a plain sum can hide errors)."""
     rec = _Recorder()
-    with _events.trace() as tr:
+    with _recording.trace() as tr:
         _hooks.add(rec)
         try:
             with GradientTape(persistent=True) as tape:
@@ -410,7 +411,7 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
     preds = [predicted] if single else list(predicted)
     if len(preds) != len(sources):
         raise ValueError(f"check_prediction: {len(sources)} inputs but {len(preds)} predictions")
-    with _events.trace() as tr:
+    with _recording.trace() as tr:
         with GradientTape(persistent=True) as tape:
             for s in sources:
                 if not isinstance(s, ResourceVariable):

@@ -31,7 +31,7 @@ def _fail(message, code):
 
 def _run_script(args):
     """Run the script under a trace; its trace and tapes, or a printed reason to stop."""
-    from . import events
+    from ._recording import trace
 
     script = pathlib.Path(args.script)
     if not script.is_file():
@@ -40,7 +40,7 @@ def _run_script(args):
     sys.argv = [str(script), *args.script_args]
     failed = None
     try:
-        with events.trace() as tr:
+        with trace() as tr:
             try:
                 runpy.run_path(str(script), run_name="__main__")
             except SystemExit as e:  # sys.exit() or sys.exit(0) ends the script normally

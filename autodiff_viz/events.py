@@ -1,10 +1,11 @@
-"""Trace events: the plain records every view reads.
+"""Trace events: the plain records every view reads (the schema, ``Trace`` and JSON).
 
-The engine announces what it does through ``autodiff_viz._hooks``; this module
-is the only place that turns those announcements (engine objects) into plain,
-frozen records.  Views (graphs, animations, widgets) read only these records,
-so a hand-written list of events is as good as a traced computation, and a
-trace saved as JSON can be replayed without the engine.
+This module is pure data: it imports nothing of the engine, so it is the one
+file a renderer author reads.  :mod:`autodiff_viz._recording` turns what the
+engine does into these records (``ad.trace()``).  Views (graphs, animations,
+widgets) read only these records, so a hand-written list of events is as good
+as a traced computation, and a trace saved as JSON can be replayed without the
+engine.
 
 Glossary: an *op* event is one recorded forward operation (a node of the
 graph); a *backward_step* is that node's gradient rule running, with the
@@ -40,7 +41,7 @@ from typing import ClassVar, Optional, Union
 import numpy as np
 
 FORMAT = "autodiff_viz.trace"
-VERSION = 1
+VERSION = 2  # 2: op events carry the op's display formula and partial derivatives
 HEAD = 8  # how many leading values a summary keeps
 
 
@@ -80,7 +81,7 @@ _DTYPE_NAMES: dict = {}
 
 
 def summarize(value) -> Summary | None:
-    """Summary of a tensor, a variable, a NumPy array or a number (``None`` stays ``None``)."""
+    """Summary of a NumPy array, a number, or anything with a NumPy ``_value`` (``None`` stays ``None``)."""
     if value is None:
         return None
     raw = getattr(value, "_value", value)
@@ -94,12 +95,7 @@ def summarize(value) -> Summary | None:
             v = int(arr) if dt.kind == "b" else arr.item()
             return Summary((), dtype, 1, v, v, v, (v,))
     else:
-        from . import _backend  # noqa: PLC0415  (engine internals are read here only)
-
-        try:
-            arr = np.asarray(_backend.to_numpy(raw))
-        except Exception:  # noqa: BLE001  (an exotic array type: summarize what NumPy can see)
-            arr = np.asarray(raw)
+        arr = np.asarray(raw)  # the recorder hands device arrays over as NumPy already
     dtype = arr.dtype.name
     if arr.dtype.kind == "b":
         arr = arr.astype(np.int8)
@@ -175,6 +171,9 @@ class Op(Event):
     order (``x*x`` has two inputs).  ``in_names`` names the inputs that are
     variables.  ``during`` is the tape whose gradient was being computed when
     this op ran (an outer tape recording a backward pass), else ``None``.
+    ``formula`` writes the op in its inputs ``a, b, c...`` (``"a · b"``) and
+    ``partials`` gives each input's partial derivative (``("b", "a")``), as
+    the table of primitives states them.
     """
 
     kind: ClassVar[str] = "op"
@@ -193,6 +192,8 @@ class Op(Event):
     value: Optional[Summary] = None
     attrs: dict = field(default_factory=dict)
     during: Optional[int] = None
+    formula: str = ""
+    partials: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -294,149 +295,13 @@ EVENT_TYPES: dict[str, type] = {cls.kind: cls for cls in (
 
 
 # ---------------------------------------------------------------------------
-# From engine payloads to events (the only code that touches engine objects)
-# ---------------------------------------------------------------------------
-def _dtype_name(t) -> str:
-    return getattr(getattr(t, "dtype", None), "name", str(getattr(t, "dtype", "")))
-
-
-def _var_name(t) -> str | None:
-    from ._tensor import ResourceVariable  # noqa: PLC0415
-
-    return t.name if isinstance(t, ResourceVariable) else None
-
-
-def _plain(value, depth=0):
-    """Op attributes as JSON-plain values (anything exotic becomes its short repr)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return _plain(value.item(), depth)
-    if isinstance(value, (list, tuple)) and depth < 3 and len(value) <= 16:
-        return [_plain(v, depth + 1) for v in value]
-    return repr(value)[:80]
-
-
-class _Converter:
-    """Listens to the engine's hooks and appends plain events to a list."""
-
-    def __init__(self, events: list, tensors: dict | None = None):
-        self.events = events
-        self.tensors = tensors  # id -> live tensor, only for trace(keep_tensors=True)
-        self.in_gradient: list[int] = []  # tapes whose backward pass is running (innermost last)
-        self.calls: dict[int, int] = {}
-
-    def _add(self, cls, tape, **fields):
-        self.events.append(cls(seq=len(self.events), tape=tape, **fields))
-
-    def __call__(self, kind: str, p: dict) -> None:
-        handler = getattr(self, "on_" + kind, None)
-        if handler is not None:
-            handler(p["tape"]._id, p)
-
-    def on_tape_begin(self, tid, p):
-        t = p["tape"]
-        self._add(TapeBegin, tid, parent=t._parent, persistent=t._persistent,
-                  watch_accessed_variables=t._auto)
-
-    def on_tape_end(self, tid, p):
-        self._add(TapeEnd, tid)
-
-    def on_tape_reset(self, tid, p):
-        self._add(TapeReset, tid)
-
-    def on_watch(self, tid, p):
-        t = p["tensor"]
-        name = _var_name(t)
-        if self.tensors is not None:
-            self.tensors[t._id] = t
-        self._add(Watch, tid, tensor=t._id, name=name, variable=name is not None,
-                  trainable=bool(getattr(t, "trainable", False)) if name is not None else False,
-                  auto=bool(p.get("auto", False)), value=summarize(t))
-
-    def on_op(self, tid, p):
-        if self.tensors is not None and p.get("output") is not None:
-            self.tensors[p["output"]._id] = p["output"]
-        self._add(Op, tid, **_op_fields(p["node"], p.get("inputs")), value=summarize(p.get("output")),
-                  during=self.in_gradient[-1] if self.in_gradient else None)
-
-    def on_op_skipped(self, tid, p):
-        from ._tape import current_scope  # noqa: PLC0415
-
-        out = p["output"]
-        self._add(OpSkipped, tid, op_type=p["op_type"], scope=current_scope(),
-                  inputs=tuple(t._id for t in p["inputs"]), output=out._id, shape=tuple(out.shape),
-                  dtype=_dtype_name(out), reason=p.get("reason", "stop_recording"), value=summarize(out))
-
-    def on_leave(self, tid, p):
-        t = p["tensor"]
-        self._add(Leave, tid, tensor=t._id, how=p.get("how", "numpy"), value=summarize(t))
-
-    def on_state(self, tid, p):
-        v = p["variable"]
-        self._add(State, tid, variable=v._id, name=_var_name(v), how=p.get("how", "assign"), value=summarize(v))
-
-    def on_gradient_begin(self, tid, p):
-        if tid in self.in_gradient:  # a previous call on this tape raised before its end event
-            del self.in_gradient[self.in_gradient.index(tid):]
-        self.in_gradient.append(tid)
-        self.calls[tid] = self.calls.get(tid, 0) + 1
-        targets, sources = p["targets"], p["sources"]
-        self._add(GradientBegin, tid, call=self.calls[tid], method=p.get("kind", "gradient"),
-                  targets=tuple(t._id for t in targets), sources=tuple(s._id for s in sources),
-                  source_names=tuple(_var_name(s) for s in sources),
-                  source_dtypes=tuple(_dtype_name(s) for s in sources),
-                  target_dtypes=tuple(_dtype_name(t) for t in targets),
-                  target_values=tuple(summarize(t) for t in targets))
-
-    def on_backward_step(self, tid, p):
-        node = p["node"]
-        self._add(BackwardStep, tid, node=node.id, op_type=node.type, step=int(p.get("step", 0)),
-                  inputs=tuple(node.in_ids), output=node.out_id, upstream=summarize(p["upstream"]),
-                  grads=tuple(summarize(g) for g in p["input_grads"]))
-
-    def on_accumulate(self, tid, p):
-        node = p.get("node")
-        self._add(Accumulate, tid, tensor=p["tensor_id"], node=None if node is None else node.id,
-                  count=int(p.get("count", 1)), contribution=summarize(p["contribution"]),
-                  total=summarize(p["total"]))
-
-    def on_gradient_end(self, tid, p):
-        if tid in self.in_gradient:
-            del self.in_gradient[self.in_gradient.index(tid):]
-        self._add(GradientEnd, tid, sources=tuple(s._id for s in p["sources"]),
-                  results=tuple(summarize(r) for r in p["results"]), spent=bool(p.get("spent", False)))
-
-
-def _op_fields(node, inputs=None) -> dict:
-    """The plain fields of an op event, read from a tape record (and its input tensors when known)."""
-    if inputs is None:  # only the values the record saved for its rule
-        inputs = getattr(node, "inputs", None) or ()
-    in_names, in_values = [], []
-    for i in range(len(node.in_ids)):
-        t = inputs[i] if i < len(inputs) else None
-        in_names.append(_var_name(t) if t is not None else None)
-        in_values.append(summarize(t))
-    return dict(node=node.id, op_type=node.type, name=node.name, scope=node.scope or "",
-                inputs=tuple(node.in_ids), output=node.out_id,
-                in_shapes=tuple(tuple(int(d) for d in s) for s in node.in_shapes),
-                in_dtypes=tuple(_dtype_name_of(d) for d in node.in_dtypes),
-                in_names=tuple(in_names), in_values=tuple(in_values),
-                shape=tuple(int(d) for d in node.out_shape), dtype=_dtype_name_of(node.out_dtype),
-                attrs={str(k): _plain(v) for k, v in (node.attrs or {}).items()})
-
-
-def _dtype_name_of(d) -> str:
-    return getattr(d, "name", str(d))
-
-
-# ---------------------------------------------------------------------------
 # The trace
 # ---------------------------------------------------------------------------
 class Trace:
     """An ordered list of events, from ``with ad.trace() as tr:`` or loaded from JSON.
+
+    Tensors and tapes are named by plain integer ids; ``seq`` is an event's
+    position in its trace.
 
     ``events`` is a plain list; ``to_json``/``from_json`` round-trip it.
     """
@@ -444,6 +309,7 @@ class Trace:
     def __init__(self, events=None):
         self.events: list[Event] = list(events or [])
         self.tensors: dict = {}  # filled only by trace(keep_tensors=True)
+        self.dropped = 0         # events left out once the trace was full (trace(max_events=...))
 
     def __repr__(self):
         tapes = sorted({e.tape for e in self.events})
@@ -661,147 +527,8 @@ def _load_summary(v, where):
                    mean=_load(Optional[float], v["mean"], where + ".mean"), head=head)
 
 
-# ---------------------------------------------------------------------------
-# trace() and reading a live tape
-# ---------------------------------------------------------------------------
-_open_traces: list[Trace] = []
-_last_trace: list[Trace] = []
-
-
-@contextlib.contextmanager
-def trace(keep_tensors: bool = False):
-    """Collect the events of every tape (nested ones included) while the block runs.
-
-    With ``keep_tensors=True``, ``tr.tensors`` maps the id of every watched
-    tensor and op output to the live tensor (so a view can ask a persistent
-    tape for d(node)/d(input)); it is never saved to JSON.
-
-    >>> import autodiff_viz as ad
-    >>> with ad.trace() as tr:
-    ...     x = ad.Variable(2.0)
-    ...     with ad.GradientTape() as t:
-    ...         y = x * x
-    ...     g = t.gradient(y, x)
-    >>> sorted({e.kind for e in tr.events})[:3]
-    ['accumulate', 'backward_step', 'gradient_begin']
-    """
-    from . import _hooks  # noqa: PLC0415
-
-    tr = Trace()
-    if keep_tensors:
-        tr.tensors = {}
-    listener = _Converter(tr.events, tr.tensors if keep_tensors else None)
-    _hooks.add(listener)
-    _open_traces.append(tr)
-    try:
-        yield tr
-    finally:
-        _hooks.remove(listener)
-        if tr in _open_traces:
-            _open_traces.remove(tr)
-        _last_trace[:] = [tr]
-
-
-def trace_for(tape) -> Trace:
-    """The events of a tape: the newest trace that saw it, else what the tape itself still holds."""
-    tid = tape._id
-    for tr in recent_traces():
-        if any(e.tape == tid for e in tr.events):
-            return tr
-    return from_tape(tape)
-
-
-def recent_traces() -> list[Trace]:
-    """Open traces (innermost first), then the last one closed: where views look for a tape's events."""
-    return list(reversed(_open_traces)) + [t for t in _last_trace if t not in _open_traces]
-
-
-def is_tape(obj) -> bool:
-    from ._tape import GradientTape  # noqa: PLC0415
-
-    return isinstance(obj, GradientTape)
-
-
-def tape_id(tape) -> int:
-    return tape._id
-
-
-def tensor_id(t) -> int:
-    """The id events use for a tensor or variable."""
-    return t._id
-
-
-def is_tensor(obj) -> bool:
-    from ._tensor import Tensor  # noqa: PLC0415
-
-    return isinstance(obj, Tensor)
-
-
-def variable_name(obj) -> str | None:
-    return _var_name(obj)
-
-
-def tensor_info(t) -> dict:
-    """Plain facts about a tensor for views: id, shape, dtype, variable name, value summary."""
-    name = _var_name(t)
-    return {"id": t._id, "shape": tuple(t.shape), "dtype": _dtype_name(t), "name": name,
-            "variable": name is not None, "trainable": bool(getattr(t, "trainable", False)),
-            "value": summarize(t)}
-
-
-def from_tape(tape) -> Trace:
-    """Events describing what a live tape holds now (no trace needed).
-
-    Gives the tape's records as ``op`` events, its watched variables and
-    tensors as ``watch`` events, and its notes (``leave``, ``state``,
-    ``op_skipped``).  Upstream gradients are not known this way: open a
-    :func:`trace` around the computation to see the backward pass.  A
-    non-persistent tape whose ``gradient()`` has run has freed its records:
-    only its watched variables and notes remain (open a trace to keep it all).
-    """
-    events: list[Event] = []
-
-    def add(cls, **f):
-        events.append(cls(seq=len(events), tape=tape._id, **f))
-
-    add(TapeBegin, parent=tape._parent, persistent=tape._persistent, watch_accessed_variables=tape._auto)
-    records = tape._records
-    spent = records is None or tape._spent
-    if records is None:
-        records = []
-    nodes = [n for n in records if n is not None]
-    variables = dict(tape._variables)
-    produced = {n.out_id for n in nodes}
-    for vid, var in sorted(variables.items()):
-        add(Watch, tensor=vid, name=var.name, variable=True, trainable=var.trainable,
-            auto=var.trainable and tape._auto, value=summarize(var))
-    for tid in sorted(i for i in tape._live if i not in produced and i not in variables):
-        if tid not in variables:
-            add(Watch, tensor=tid, value=None)
-    for n in nodes:
-        f = _op_fields(n)
-        f["in_names"] = tuple(variables[i].name if i in variables else nm for i, nm in zip(n.in_ids, f["in_names"]))
-        outs = getattr(n, "outputs", None) or (None,)
-        add(Op, **f, value=summarize(outs[0]) if outs[0] is not None else None)
-    for kind, info in tape._notes:
-        if kind == "leave":
-            t = info["tensor"]
-            add(Leave, tensor=t._id, how=info.get("how", "numpy"), value=summarize(t))
-        elif kind == "state":
-            v = info["variable"]
-            add(State, variable=v._id, name=_var_name(v), how=info.get("how", "assign"), value=summarize(v))
-        elif kind == "op_skipped":
-            out = info["output"]
-            add(OpSkipped, op_type=info["op_type"], inputs=tuple(t._id for t in info["inputs"]), output=out._id,
-                shape=tuple(out.shape), dtype=_dtype_name(out), reason=info.get("reason", "stop_recording"),
-                value=summarize(out))
-    if spent and not tape._persistent:
-        add(GradientEnd, spent=True)
-    return Trace(events)
-
-
 __all__ = [
     "Event", "TapeBegin", "TapeEnd", "TapeReset", "Watch", "Op", "OpSkipped", "Leave", "State",
     "GradientBegin", "BackwardStep", "Accumulate", "GradientEnd", "Summary", "summarize",
-    "Trace", "TraceFormatError", "trace", "from_tape", "trace_for", "EVENT_TYPES",
+    "Trace", "TraceFormatError", "EVENT_TYPES", "FORMAT", "VERSION",
 ]

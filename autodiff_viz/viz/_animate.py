@@ -32,6 +32,7 @@ import os
 import numpy as np
 
 from .. import events as ev
+from . import _source
 from ._layout import layout, NODE_W, NODE_H, MAX_LR_RANKS  # noqa: F401
 from ._plots import OKABE_ITO
 
@@ -141,8 +142,8 @@ def _events_of(source):
         return list(source.events)
     if isinstance(source, (list, tuple)) and all(isinstance(e, ev.Event) for e in source):
         return list(source)
-    if ev.is_tape(source):
-        return _family(ev.trace_for(source).events, ev.tape_id(source))
+    if _source.rec.is_tape(source):
+        return _source.events_of(source, family=True).events
     raise TypeError(f"animate() takes a trace, a GradientTape or a function, got {type(source).__name__}")
 
 
@@ -643,7 +644,7 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     >>> [s["title"] for s in anim.steps][:2]
     ['Forward and backward pass, step by step', 'Forward 1/1: Mul']
     """
-    if callable(source) and not isinstance(source, ev.Trace) and not ev.is_tape(source):
+    if callable(source) and not isinstance(source, ev.Trace) and not _source.rec.is_tape(source):
         return _animate_function(source, args, names, title, rankdir, vary, span, points, linked)
     events = _events_of(source)
     story = build_story(events, _name_map(names), title)
@@ -657,12 +658,12 @@ def _name_map(names) -> dict:
     out = {}
     items = names.items() if isinstance(names, dict) else []
     for k, v in items:
-        if isinstance(k, str) and ev.is_tensor(v):
-            out[ev.tensor_id(v)] = k
+        if isinstance(k, str) and _source.rec.is_tensor(v):
+            out[_source.rec.tensor_id(v)] = k
         elif isinstance(v, str) and isinstance(k, int):
             out[k] = v
-        elif isinstance(v, str) and ev.is_tensor(k):
-            out[ev.tensor_id(k)] = v
+        elif isinstance(v, str) and _source.rec.is_tensor(k):
+            out[_source.rec.tensor_id(k)] = v
     return out
 
 
@@ -675,7 +676,7 @@ def _animate_function(f, args, names, title, rankdir, vary, span, points, linked
     labels = list(names) if isinstance(names, (list, tuple)) else None
     if labels is None:
         labels = ["x", "y", "z", "u", "v", "w"][:len(args)] if len(args) <= 6 else [f"x{i}" for i in range(len(args))]
-    name_ids = {ev.tensor_id(t): lab for t, lab in zip(inputs, labels)}
+    name_ids = {_source.rec.tensor_id(t): lab for t, lab in zip(inputs, labels)}
     story = build_story(tr.events, name_ids, title)
     story["layout"] = layout(story, rankdir)
     vary = 0 if vary is None else (labels.index(vary) if isinstance(vary, str) else int(vary))
@@ -705,7 +706,7 @@ def _linked_for(f, args, story, vary, span, points, labels):
         vals = list(args)
         vals[vary] = float(x)
         tr, inputs, tape = _run(f, vals, ad.float64, keep_tensors=True)
-        sub = build_story(tr.events, {ev.tensor_id(t): lab for t, lab in zip(inputs, labels)})
+        sub = build_story(tr.events, {_source.rec.tensor_id(t): lab for t, lab in zip(inputs, labels)})
         if [n["op"] for n in sub["nodes"]] != ref_types or len(sub["steps"]) != len(story["steps"]):
             continue  # control flow took another path here: this point is left out
         row_val, row_d = [], []

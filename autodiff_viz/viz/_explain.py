@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import events as ev
-from . import _dot, _graph, _model as M
+from . import _dot, _graph, _model as M, _source
 
 REASONS = ("connected", "integer_dtype", "not_watched", "left_numpy", "state", "stop_recording",
            "not_on_tape", "not_connected")
@@ -53,15 +53,16 @@ def explain(tape, target, source, *, rankdir: str = "LR") -> Explanation:
     >>> ad.viz.explain(t, y, x).reason
     'not_watched'
     """
-    events, tape_id = _graph._events_for(tape)
-    tid, sid = ev.tensor_id(target), ev.tensor_id(source)
+    found = _source.events_of(tape)
+    events, tape_id = found.events, found.tape
+    (tid,), (sid,) = _source.ids(target), _source.ids(source)
     if tape_id is None:  # a trace: use the tape that recorded the target
         for e in events:
             if isinstance(e, ev.Op) and e.output == tid:
                 tape_id = e.tape
                 break
     model = M.build(events, tape=tape_id, target=(tid,), sources=(sid,))
-    s_info, t_info = ev.tensor_info(source), ev.tensor_info(target)
+    s_info, t_info = _source.tensor_info(source), _source.tensor_info(target)
     s_name = _name(s_info, "the source")
     t_name = _name(t_info, "the target")
     reason, sentences = _diagnose(model, events, tape_id, s_info, t_info, s_name, t_name)
@@ -103,17 +104,7 @@ def _node_of(model, raw):
 
 
 def _reach(model, start, forward=True):
-    seen, stack = set(start), list(start)
-    while stack:
-        k = stack.pop()
-        for e in model.edges:
-            if e.kind == "leave":
-                continue
-            a, b = (e.src, e.dst) if forward else (e.dst, e.src)
-            if a == k and b not in seen:
-                seen.add(b)
-                stack.append(b)
-    return seen
+    return M.reachable(model, start, forward, kinds=("data", "skipped"))
 
 
 def _diagnose(model, events, tape_id, s, t, s_name, t_name):

@@ -18,8 +18,7 @@ import re
 import shutil
 import subprocess
 
-from .. import events as ev
-from . import _dot, _model
+from . import _dot, _model, _source
 
 INSTALL_HELP = """Graphviz's `dot` program is needed to render {what}. Install it with one of:
   Debian/Ubuntu:  sudo apt-get install graphviz
@@ -149,7 +148,7 @@ class Graph:
 
 def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune=None, gradient=-1,
           rankdir: str = "LR", legend: bool = True, values: bool = True, digits: int = 4,
-          title: str | None = None, mark=None) -> Graph:
+          title: str | None = None, mark=None, names=None) -> Graph:
     """Draw what a tape recorded.
 
     ``source``: a ``GradientTape``, a ``Trace`` (or a list of events), or a
@@ -162,7 +161,8 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     recorded.  ``collapse``: ``True`` folds every name scope (and Module) into
     one box; a list folds only those scopes.  ``mark``: tensors (or
     ``{tensor: note}``) to draw as where something goes wrong, in bold
-    vermillion with the note beside.
+    vermillion with the note beside.  ``names``: labels to show,
+    ``{"loss": loss}``, as for ``animate``.
 
     >>> import autodiff_viz as ad
     >>> x = ad.Variable(3.0, name="x")
@@ -172,13 +172,13 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     >>> g.source.count("-> n1")  # x*x: two edges into Mul
     2
     """
-    events, tape_id = _events_for(source, tape)
-    target_ids = _ids(target)
-    source_ids = _ids(sources)
+    found = _source.events_of(source, tape)
+    target_ids = _source.ids(target)
+    source_ids = _source.ids(sources)
     if prune is None:
         prune = target is not None and sources is not None
-    model = _model.build(events, tape=tape_id, target=target_ids, sources=source_ids, gradient=gradient,
-                         prune=prune, collapse=collapse)
+    model = _model.build(found.events, tape=found.tape, target=target_ids, sources=source_ids, gradient=gradient,
+                         prune=prune, collapse=collapse, names=_source.name_map(names), traced=found.traced)
     if mark is not None:
         _mark(model, mark)
     return Graph(model, _dot.to_dot(model, rankdir=rankdir, legend=legend, values=values, digits=digits,
@@ -190,86 +190,10 @@ def _mark(model, mark):
     items = mark.items() if isinstance(mark, dict) else ((m, None) for m in (mark if isinstance(mark, (list, tuple))
                                                                              else [mark]))
     for key, note in items:
-        for i in _ids(key):
+        for i in _source.ids(key):
             notes[i] = note
     for n in model.nodes:
         if n._raw in notes and n.kind != "numpy":
             n.broken, n.dimmed = True, False
             if notes[n._raw]:
                 n.notes.append(notes[n._raw])
-
-
-def _ids(x):
-    if x is None:
-        return None
-    if isinstance(x, dict):
-        x = list(x.values())
-    if isinstance(x, (list, tuple)):
-        out = []
-        for item in x:
-            out.extend(_ids(item) or ())
-        return tuple(out)
-    if ev.is_tensor(x):
-        return (ev.tensor_id(x),)
-    if isinstance(x, int):
-        return (x,)
-    raise TypeError(f"expected a tensor or a list of tensors, got {type(x).__name__}")
-
-
-def _events_for(source, tape=None):
-    """(events, tape id to filter on) for a tape, a trace, an event list or a tensor."""
-    tape_id = None
-    if tape is not None:
-        tape_id = ev.tape_id(tape) if ev.is_tape(tape) else tape
-    if ev.is_tape(source):
-        return ev.trace_for(source).events, ev.tape_id(source)
-    if isinstance(source, ev.Trace) or (isinstance(source, (list, tuple)) and all(isinstance(e, ev.Event)
-                                                                                  for e in source)):
-        events = list(getattr(source, "events", source))
-        if tape_id is not None and not ev.is_tape(tape):  # a number: T1, T2... as the picture shows them
-            tape_id = _tape_by_number(events, tape_id)
-        return events, tape_id
-    if ev.is_tensor(source):
-        tid = ev.tensor_id(source)
-        for tr in ev.recent_traces():
-            if any(getattr(e, "output", None) == tid or getattr(e, "tensor", None) == tid for e in tr.events):
-                return _upstream(tr.events, tid), tape_id
-        raise LookupError("viz.graph(tensor): this tensor was not recorded by any traced tape. Compute it inside "
-                          "`with ad.trace() as tr:` (and a GradientTape), or pass the tape or the trace")
-    raise TypeError(f"viz.graph: expected a GradientTape, a Trace or a tensor, got {type(source).__name__}")
-
-
-def _tape_by_number(events, number):
-    order = list(dict.fromkeys(e.tape for e in events))
-    if 1 <= number <= len(order):
-        return order[number - 1]
-    raise ValueError(f"no tape T{number} in this trace (it has {len(order)} tapes)")
-
-
-def _upstream(events, tid):
-    """The events a tensor depends on (its ancestors' ops), plus the tapes' bookkeeping."""
-    producers = {}
-    for e in events:
-        if isinstance(e, ev.Op):
-            producers.setdefault(e.output, []).append(e)
-    need, stack = {tid}, [tid]
-    while stack:
-        t = stack.pop()
-        for op in producers.get(t, ()):
-            for i in op.inputs:
-                if i not in need:
-                    need.add(i)
-                    stack.append(i)
-    keep = []
-    for e in events:
-        if isinstance(e, ev.Op):
-            if e.output in need:
-                keep.append(e)
-        elif isinstance(e, (ev.Watch, ev.Leave)):
-            if e.tensor in need:
-                keep.append(e)
-        elif isinstance(e, (ev.BackwardStep, ev.Accumulate, ev.OpSkipped)):
-            continue
-        else:
-            keep.append(e)
-    return keep

@@ -5,9 +5,18 @@
 from the target back to the sources.  It knows nothing about layout or
 drawing, so the graph renderer, animations and widgets can share it.
 
+It is the only code that turns events into nodes and edges: the graph, the
+step-through animation, ``explain`` and the classroom's marks all read it.
+Labels are decided here once: a variable by its name, watched tensors
+``x, y, z...`` in the order they were watched, names given with ``names=``
+first; ``subscripts=True`` numbers ops of one type (``Mul₁``, ``Mul₂``).
+
 Numbering is by first appearance in the events (``Node.id`` 0, 1, 2...,
 ``Tape.index`` 1, 2...), never by the engine's global ids, so the same
-computation gives the same model run after run.
+computation gives the same model run after run.  Events that break the
+schema's invariants (an id used before it exists, a backward step of an
+unknown op, a cycle, an impossible shape) raise ``TraceFormatError`` naming
+the event.
 
 >>> from autodiff_viz import events as ev
 >>> s = ev.summarize
@@ -26,6 +35,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from .. import events as ev
+from ..events import TraceFormatError
 
 # Node kinds
 OP = "op"                # a recorded forward op (its output tensor)
@@ -65,7 +75,9 @@ class Node:
     broken: bool = False                # explain(): the gradient path breaks at this node
     members: tuple = ()                 # SCOPE: ids the folded ops had in the unfolded model
     op_types: tuple = ()                # SCOPE: op types inside, in order, deduplicated
-    _raw: object = None                 # the engine id this node came from (for matching, not for display)
+    formula: str = ""                   # OP: the op in its inputs a, b... ("a · b"), from the primitive table
+    partials: tuple = ()                # OP: each input's partial derivative ("b", "a")
+    _raw: object = None                 # the event tensor id this node stands for (for matching, not for display)
 
     @property
     def is_leaf(self) -> bool:
@@ -132,7 +144,8 @@ class GraphModel:
     scopes: list                # scope paths that hold nodes, in order of first appearance
     selected_tape: int | None = None
     title: str = ""
-    remarks: list = field(default_factory=list)   # sentences explain() puts under the picture
+    remarks: list = field(default_factory=list)   # sentences put under the picture (explain, hints)
+    traced: bool = True         # False: read from a bare tape, without values or the backward pass
 
     def node(self, nid: int) -> Node:
         return self.nodes[self._index[nid]] if hasattr(self, "_index") else next(n for n in self.nodes if n.id == nid)
@@ -147,6 +160,13 @@ class GraphModel:
                 return n
         return None
 
+    def node_for(self, raw: int) -> Node | None:
+        """The node standing for the tensor with this event id (not a NumPy sink)."""
+        for n in self.nodes:
+            if n._raw == raw and n.kind != NUMPY:
+                return n
+        return None
+
     def inputs_of(self, nid: int) -> list:
         return [e for e in self.edges if e.dst == nid]
 
@@ -158,7 +178,8 @@ class GraphModel:
 
 
 # ---------------------------------------------------------------------------
-def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False, collapse=False) -> GraphModel:
+def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False, collapse=False, names=None,
+          subscripts=False, traced=True) -> GraphModel:
     """Build the view model.
 
     ``events``: a list of events (or a ``Trace``).  ``tape``: an engine tape id
@@ -168,11 +189,23 @@ def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False
     (default: those of the selected gradient call, ``gradient=-1`` the last).
     ``prune``: keep only the path (and the inputs of the ops on it).
     ``collapse``: ``True`` folds every top-level name scope into one box, a
-    list of scope names folds those.
+    list of scope names folds those.  ``names``: ``{event tensor id: label}``
+    to show instead of the default labels.  ``subscripts``: number the ops of
+    one type (``Mul₁``, ``Mul₂``) and tell apart variables of one name by their
+    scope, so text can name each node.  ``traced=False``: the events came
+    from a bare tape; the model says so in a remark.
     """
     events = list(getattr(events, "events", events))
-    b = _Builder(events, tape)
+    check(events)
+    b = _Builder(events, tape, names or {})
     model = b.model()
+    model.traced = traced
+    if not traced:
+        from ._source import UNTRACED_HINT  # noqa: PLC0415  (one sentence, said where sources are read)
+
+        model.remarks.append(UNTRACED_HINT)
+    if subscripts:
+        _distinct_labels(model, b)
     _mark_path(model, b, target, sources, gradient)
     if prune:
         _prune(model)
@@ -183,9 +216,11 @@ def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False
 
 
 class _Builder:
-    def __init__(self, events, tape):
+    def __init__(self, events, tape, names):
         self.events = events
         self.tape_filter = tape
+        self.given = dict(names)               # labels the caller chose
+        self.letters = 0                       # watched tensors named so far (x, y, z...)
         self.tapes: dict[int, Tape] = {}
         self.nodes: list[Node] = []
         self.by_raw_tensor: dict[int, Node] = {}   # engine tensor id -> node
@@ -233,9 +268,11 @@ class _Builder:
         if name is not None:
             kind, label = VARIABLE, name.split(":")[0]
         elif w is not None:
-            kind, label = WATCHED, "x"
+            kind, label = WATCHED, input_letter(self.letters)
+            self.letters += 1
         else:
             kind, label = CONSTANT, "const"
+        label = self.given.get(raw, label)
         node = self.new_node(kind=kind, label=label, tensor=self.tnum(raw), shape=tuple(shape), dtype=dtype,
                              value=value if value is not None else (w.value if w else None), _raw=raw)
         if w is not None:
@@ -342,8 +379,9 @@ class _Builder:
             ins = [self.leaf(i, shape, dt, val, nm) if self.by_raw_tensor.get(i) is None
                    or self.by_raw_tensor[i].is_leaf else self.by_raw_tensor[i]
                    for i, shape, dt, val, nm in _zip_inputs(e)]
-            node = self.new_node(kind=OP, label=e.op_type, tensor=self.tnum(e.output), shape=tuple(e.shape),
-                                 dtype=e.dtype, value=e.value, scope=e.scope, _raw=e.output)
+            node = self.new_node(kind=OP, label=self.given.get(e.output, e.op_type), tensor=self.tnum(e.output),
+                                 shape=tuple(e.shape), dtype=e.dtype, value=e.value, scope=e.scope,
+                                 formula=e.formula, partials=tuple(e.partials), _raw=e.output)
             if e.during is not None:
                 node.backward_of = self.tape_index(e.during).index
             self.by_raw_node[e.node] = node
@@ -364,6 +402,112 @@ class _Builder:
         t.skipped_ops += 1
         for i, src in enumerate(ins):
             self.edges.append(Edge(src.id, node.id, i, kind="skipped"))
+
+
+LETTERS = "xyzuvw"
+
+
+def input_letter(i: int) -> str:
+    """The label of the ``i``-th watched tensor: x, y, z, u, v, w, then x6, x7..."""
+    return LETTERS[i] if i < len(LETTERS) else f"x{i}"
+
+
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def _distinct_labels(model: GraphModel, b: _Builder):
+    """Mul₁, Mul₂... for ops of one type; ``scope/kernel`` for variables of one name."""
+    given = {n.id for n in model.nodes if n._raw in b.given}
+    count: dict[str, int] = {}
+    for n in model.nodes:
+        if n.kind == OP and n.id not in given:
+            count[n.label] = count.get(n.label, 0) + 1
+    seen: dict[str, int] = {}
+    for n in model.nodes:
+        if n.kind == OP and n.id not in given and count[n.label] > 1:
+            seen[n.label] = seen.get(n.label, 0) + 1
+            n.label = n.label + str(seen[n.label]).translate(_SUBSCRIPTS)
+    leaves: dict[str, int] = {}
+    for n in model.nodes:
+        if n.kind == VARIABLE:
+            leaves[n.label] = leaves.get(n.label, 0) + 1
+    for n in model.nodes:
+        if n.kind == VARIABLE and leaves[n.label] > 1 and n.id not in given:
+            scope = next((model.nodes[e.dst].scope for e in model.edges if e.src == n.id
+                          and model.nodes[e.dst].scope), "")
+            if scope:
+                n.label = f"{scope.split('/')[-1]}/{n.label}"
+
+
+# ---------------------------------------------------------------------------
+# Invariants
+# ---------------------------------------------------------------------------
+MAX_RANK, MAX_ELEMENTS = 64, 2 ** 62
+
+
+def _check_shape(shape, e, what):
+    if len(shape) > MAX_RANK or any(d < 0 for d in shape):
+        raise TraceFormatError(f"event {e.seq} ({e.kind}): {what} {tuple(shape)} is not a shape")
+    n = 1
+    for d in shape:
+        n *= d
+        if n > MAX_ELEMENTS:
+            raise TraceFormatError(f"event {e.seq} ({e.kind}): {what} {tuple(shape)} has more elements "
+                                   f"than any array can hold")
+
+
+def check(events) -> None:
+    """Raise ``TraceFormatError`` naming the first event that breaks the trace's invariants.
+
+    An op's output must be new (not produced by another op, nor used before
+    it), which also rules out cycles; backward steps and accumulations must
+    name ops that were recorded; shapes must be possible.  Linear in the
+    number of events, so it never hangs.
+    """
+    produced: dict[int, int] = {}   # tensor id -> node id of the op that made it
+    used: set[int] = set()          # tensor ids seen as inputs or watched so far
+    nodes: set[int] = set()
+    for e in events:
+        if not isinstance(e, ev.Event):
+            raise TraceFormatError(f"not an event: {type(e).__name__}")
+        if isinstance(e, ev.Op):
+            owner = produced.get(e.output)
+            if owner is not None and owner != e.node:
+                raise TraceFormatError(f"event {e.seq} (op {e.op_type}): output {e.output} was already made by "
+                                       f"op node {owner}")
+            if owner is None:
+                if e.output in used or e.output in e.inputs:
+                    raise TraceFormatError(f"event {e.seq} (op {e.op_type}): output {e.output} is used before "
+                                           f"the op makes it (a cycle)")
+                if e.node in nodes:
+                    raise TraceFormatError(f"event {e.seq} (op {e.op_type}): node {e.node} already made another "
+                                           f"tensor")
+            used.update(e.inputs)
+            produced[e.output] = e.node
+            nodes.add(e.node)
+            _check_shape(e.shape, e, "shape")
+            for s in e.in_shapes:
+                _check_shape(s, e, "input shape")
+        elif isinstance(e, ev.OpSkipped):
+            used.update(e.inputs)
+            used.add(e.output)
+            _check_shape(e.shape, e, "shape")
+        elif isinstance(e, (ev.Watch, ev.Leave)):
+            used.add(e.tensor)
+        elif isinstance(e, ev.BackwardStep):
+            if e.node not in nodes:
+                raise TraceFormatError(f"event {e.seq} (backward_step {e.op_type}): node {e.node} was never "
+                                       f"recorded by an op event")
+            if len(e.grads) > len(e.inputs):
+                raise TraceFormatError(f"event {e.seq} (backward_step {e.op_type}): {len(e.grads)} gradients "
+                                       f"for {len(e.inputs)} inputs")
+        elif isinstance(e, ev.Accumulate):
+            if e.node is not None and e.node not in nodes:
+                raise TraceFormatError(f"event {e.seq} (accumulate): node {e.node} was never recorded by an "
+                                       f"op event")
+        for s in (getattr(e, "value", None), getattr(e, "total", None), getattr(e, "upstream", None)):
+            if s is not None:
+                _check_shape(s.shape, e, "value shape")
 
 
 def _zip_inputs(e: ev.Op):
@@ -401,26 +545,8 @@ def _mark_path(model: GraphModel, b: _Builder, target, sources, gradient):
         n.role = "target"  # a target that is also a source is shown as the target
     if not tnodes:
         return
-    data = [e for e in model.edges if e.kind == "data"]
-    fwd = {n.id for n in snodes}
-    succ: dict[int, list] = {}
-    pred: dict[int, list] = {}
-    for e in data:
-        succ.setdefault(e.src, []).append(e.dst)
-        pred.setdefault(e.dst, []).append(e.src)
-    stack = list(fwd)
-    while stack:
-        for d in succ.get(stack.pop(), ()):
-            if d not in fwd:
-                fwd.add(d)
-                stack.append(d)
-    back = {n.id for n in tnodes}
-    stack = list(back)
-    while stack:
-        for s in pred.get(stack.pop(), ()):
-            if s not in back:
-                back.add(s)
-                stack.append(s)
+    fwd = reachable(model, [n.id for n in snodes])
+    back = reachable(model, [n.id for n in tnodes], forward=False)
     if snodes:
         path = fwd & back
     elif _as_tuple(sources):  # sources asked for but not in the picture: nothing leads to the target
@@ -433,6 +559,26 @@ def _mark_path(model: GraphModel, b: _Builder, target, sources, gradient):
     for e in model.edges:
         e.on_path = e.kind == "data" and e.src in path and e.dst in path
         e.dimmed = not e.on_path and (model.nodes[e.dst].dimmed or model.nodes[e.src].dimmed)
+
+
+def reachable(model: GraphModel, start, forward=True, kinds=("data",)) -> set:
+    """Node ids reached from ``start`` along edges of ``kinds`` (backwards with ``forward=False``).
+
+    The one walk of the graph: paths, explanations and marks all use it.
+    """
+    nxt: dict[int, list] = {}
+    for e in model.edges:
+        if e.kind in kinds:
+            a, b = (e.src, e.dst) if forward else (e.dst, e.src)
+            nxt.setdefault(a, []).append(b)
+    seen = set(start)
+    stack = list(seen)
+    while stack:
+        for b in nxt.get(stack.pop(), ()):
+            if b not in seen:
+                seen.add(b)
+                stack.append(b)
+    return seen
 
 
 def _as_tuple(x):

@@ -1,0 +1,357 @@
+"""Recording: the engine's announcements turned into trace events, and ``trace()``.
+
+This is the one module that reads engine objects for the views.  The engine
+announces what it does through :mod:`autodiff_viz._hooks`; a listener here
+converts each announcement into a plain event of :mod:`autodiff_viz.events`.
+:func:`from_tape` describes what a live tape holds with the same conversion
+(:func:`_op_fields`), so a trace and a bare tape give the same ``op`` events.
+
+State is per thread: a trace collects the events of the thread that opened
+it, and "the last trace" that ``viz.graph(tape)`` looks in is per thread too.
+
+>>> import autodiff_viz as ad
+>>> with ad.trace() as tr:
+...     x = ad.Variable(2.0)
+...     with ad.GradientTape() as t:
+...         y = x * x
+...     g = t.gradient(y, x)
+>>> [e.formula for e in tr.events if e.kind == "op"]
+['a · b']
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _backend, _hooks
+from . import events as _events
+from ._registry import PRIMITIVES
+from .events import (Accumulate, BackwardStep, Event, GradientBegin, GradientEnd, Leave, Op, OpSkipped, State,
+                     TapeBegin, TapeEnd, TapeReset, Trace, Watch)
+
+
+def summarize(value):
+    """The events' summary of a tensor, variable or array of any backend (copied to NumPy first)."""
+    raw = getattr(value, "_value", value)
+    if raw is not None and not isinstance(raw, (np.ndarray, np.generic, int, float, bool)):
+        raw = _backend.to_numpy(raw)
+    return _events.summarize(raw)
+
+def _dtype_name(t) -> str:
+    return getattr(getattr(t, "dtype", None), "name", str(getattr(t, "dtype", "")))
+
+
+def _var_name(t) -> str | None:
+    from ._tensor import ResourceVariable  # noqa: PLC0415  (_tensor imports the engine, which imports this)
+
+    return t.name if isinstance(t, ResourceVariable) else None
+
+
+def _plain(value, depth=0):
+    """Op attributes as JSON-plain values (anything exotic becomes its short repr)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return _plain(value.item(), depth)
+    if isinstance(value, (list, tuple)) and depth < 3 and len(value) <= 16:
+        return [_plain(v, depth + 1) for v in value]
+    return repr(value)[:80]
+
+
+class _Converter:
+    """Listens to the engine's hooks and appends plain events to a list."""
+
+    def __init__(self, trace: Trace, tensors: dict | None = None, max_events: int | None = None):
+        self.trace = trace
+        self.events = trace.events
+        self.max_events = max_events
+        self.tensors = tensors  # id -> live tensor, only for trace(keep_tensors=True)
+        self.in_gradient: list[int] = []  # tapes whose backward pass is running (innermost last)
+        self.calls: dict[int, int] = {}
+        self.tapes: set[int] = set()
+
+    def _add(self, cls, tape, **fields):
+        if self.max_events is not None and len(self.events) >= self.max_events:
+            if not self.trace.dropped:
+                warnings.warn(f"ad.trace(max_events={self.max_events}): the trace is full, later events are "
+                              "dropped (pass a larger max_events, or None for no limit)", RuntimeWarning,
+                              stacklevel=4)
+            self.trace.dropped += 1
+            return
+        self.events.append(cls(seq=len(self.events), tape=tape, **fields))
+
+    def __call__(self, kind: str, p: dict) -> None:
+        handler = getattr(self, "on_" + kind, None)
+        if handler is not None:
+            tape = p["tape"]
+            if tape._id not in self.tapes:  # the tape keeps this trace alive for views that get only the tape
+                self.tapes.add(tape._id)
+                tape._traces.append(self.trace)
+            handler(tape._id, p)
+
+    def on_tape_begin(self, tid, p):
+        t = p["tape"]
+        self._add(TapeBegin, tid, parent=t._parent, persistent=t._persistent,
+                  watch_accessed_variables=t._auto)
+
+    def on_tape_end(self, tid, p):
+        self._add(TapeEnd, tid)
+
+    def on_tape_reset(self, tid, p):
+        self._add(TapeReset, tid)
+
+    def on_watch(self, tid, p):
+        t = p["tensor"]
+        name = _var_name(t)
+        if self.tensors is not None:
+            self.tensors[t._id] = t
+        self._add(Watch, tid, tensor=t._id, name=name, variable=name is not None,
+                  trainable=bool(getattr(t, "trainable", False)) if name is not None else False,
+                  auto=bool(p.get("auto", False)), value=summarize(t))
+
+    def on_op(self, tid, p):
+        if self.tensors is not None and p.get("output") is not None:
+            self.tensors[p["output"]._id] = p["output"]
+        self._add(Op, tid, **_op_fields(p["node"], p.get("inputs")), value=summarize(p.get("output")),
+                  during=self.in_gradient[-1] if self.in_gradient else None)
+
+    def on_op_skipped(self, tid, p):
+        from ._tape import current_scope  # noqa: PLC0415  (_tape imports this module's hooks)
+
+        out = p["output"]
+        self._add(OpSkipped, tid, op_type=p["op_type"], scope=current_scope(),
+                  inputs=tuple(t._id for t in p["inputs"]), output=out._id, shape=tuple(out.shape),
+                  dtype=_dtype_name(out), reason=p.get("reason", "stop_recording"), value=summarize(out))
+
+    def on_leave(self, tid, p):
+        t = p["tensor"]
+        self._add(Leave, tid, tensor=t._id, how=p.get("how", "numpy"), value=summarize(t))
+
+    def on_state(self, tid, p):
+        v = p["variable"]
+        self._add(State, tid, variable=v._id, name=_var_name(v), how=p.get("how", "assign"), value=summarize(v))
+
+    def on_gradient_begin(self, tid, p):
+        if tid in self.in_gradient:  # a previous call on this tape raised before its end event
+            del self.in_gradient[self.in_gradient.index(tid):]
+        self.in_gradient.append(tid)
+        self.calls[tid] = self.calls.get(tid, 0) + 1
+        targets, sources = p["targets"], p["sources"]
+        self._add(GradientBegin, tid, call=self.calls[tid], method=p.get("kind", "gradient"),
+                  targets=tuple(t._id for t in targets), sources=tuple(s._id for s in sources),
+                  source_names=tuple(_var_name(s) for s in sources),
+                  source_dtypes=tuple(_dtype_name(s) for s in sources),
+                  target_dtypes=tuple(_dtype_name(t) for t in targets),
+                  target_values=tuple(summarize(t) for t in targets))
+
+    def on_backward_step(self, tid, p):
+        node = p["node"]
+        self._add(BackwardStep, tid, node=node.id, op_type=node.type, step=int(p.get("step", 0)),
+                  inputs=tuple(node.in_ids), output=node.out_id, upstream=summarize(p["upstream"]),
+                  grads=tuple(summarize(g) for g in p["input_grads"]))
+
+    def on_accumulate(self, tid, p):
+        node = p.get("node")
+        self._add(Accumulate, tid, tensor=p["tensor_id"], node=None if node is None else node.id,
+                  count=int(p.get("count", 1)), contribution=summarize(p["contribution"]),
+                  total=summarize(p["total"]))
+
+    def on_gradient_end(self, tid, p):
+        if tid in self.in_gradient:
+            del self.in_gradient[self.in_gradient.index(tid):]
+        self._add(GradientEnd, tid, sources=tuple(s._id for s in p["sources"]),
+                  results=tuple(summarize(r) for r in p["results"]), spent=bool(p.get("spent", False)))
+
+
+def _op_fields(node, inputs=None) -> dict:
+    """The plain fields of an op event, read from a tape record (and its input tensors when known)."""
+    if inputs is None:  # only the values the record saved for its rule
+        inputs = getattr(node, "inputs", None) or ()
+    in_names, in_values = [], []
+    for i in range(len(node.in_ids)):
+        t = inputs[i] if i < len(inputs) else None
+        in_names.append(_var_name(t) if t is not None else None)
+        in_values.append(summarize(t))
+    prim = PRIMITIVES.get(node.type)
+    return dict(node=node.id, op_type=node.type, name=node.name, scope=node.scope or "",
+                formula=prim.formula if prim is not None else "",
+                partials=prim.partials if prim is not None else (),
+                inputs=tuple(node.in_ids), output=node.out_id,
+                in_shapes=tuple(tuple(int(d) for d in s) for s in node.in_shapes),
+                in_dtypes=tuple(_dtype_name_of(d) for d in node.in_dtypes),
+                in_names=tuple(in_names), in_values=tuple(in_values),
+                shape=tuple(int(d) for d in node.out_shape), dtype=_dtype_name_of(node.out_dtype),
+                attrs={str(k): _plain(v) for k, v in (node.attrs or {}).items()})
+
+
+def _dtype_name_of(d) -> str:
+    return getattr(d, "name", str(d))
+
+
+
+class _ThreadTraces(threading.local):
+    """This thread's open traces (innermost last) and a weak reference to the last one closed."""
+
+    def __init__(self):
+        self.open: list[Trace] = []
+        self.closed: list = []  # weak references, newest last
+
+
+_traces = _ThreadTraces()
+
+DEFAULT_MAX_EVENTS = 1_000_000  # about 1 GB of events: far beyond a lesson, short of filling the machine
+
+
+@contextlib.contextmanager
+def trace(keep_tensors: bool = False, max_events: int | None = DEFAULT_MAX_EVENTS):
+    """Collect the events of every tape (nested ones included) while the block runs.
+
+    A trace collects the events of the thread that opened it only: another
+    thread's tapes are not in it.  It holds every event until it closes, so
+    its memory grows with the work done inside it (a few hundred bytes per
+    op); past ``max_events`` later events are dropped with one warning
+    (``tr.dropped`` counts them; ``None`` for no limit).  Trace a few steps
+    to look at, not a whole training run.  The tapes it saw keep it alive
+    (so ``viz.graph(tape)`` finds their events); the package itself holds
+    only weak references, so it is freed with the last tape or name.
+
+    With ``keep_tensors=True``, ``tr.tensors`` maps the id of every watched
+    tensor and op output to the live tensor (so a view can ask a persistent
+    tape for d(node)/d(input)); it is never saved to JSON.
+
+    >>> import autodiff_viz as ad
+    >>> with ad.trace() as tr:
+    ...     x = ad.Variable(2.0)
+    ...     with ad.GradientTape() as t:
+    ...         y = x * x
+    ...     g = t.gradient(y, x)
+    >>> sorted({e.kind for e in tr.events})[:3]
+    ['accumulate', 'backward_step', 'gradient_begin']
+    """
+    if max_events is not None and (not isinstance(max_events, int) or max_events < 1):
+        raise ValueError(f"trace(max_events=...): a positive integer or None, got {max_events!r}")
+    tr = Trace()
+    if keep_tensors:
+        tr.tensors = {}
+    listener = _Converter(tr, tr.tensors if keep_tensors else None, max_events)
+    _hooks.add(listener)
+    _traces.open.append(tr)
+    try:
+        yield tr
+    finally:
+        _hooks.remove(listener)
+        if tr in _traces.open:
+            _traces.open.remove(tr)
+        _traces.closed = [r for r in _traces.closed[-15:] if r() is not None] + [weakref.ref(tr)]
+
+
+def traces_of(tape) -> list[Trace]:
+    """The traces that saw this tape, newest first (the tape holds them; see :func:`trace`)."""
+    return list(reversed(tape._traces))
+
+
+def trace_for(tape) -> Trace:
+    """The events of a tape: the newest trace that saw it, else what the tape itself still holds."""
+    found = traces_of(tape)
+    return found[0] if found else from_tape(tape)
+
+
+def recent_traces() -> list[Trace]:
+    """This thread's open traces (innermost first), then closed ones still alive, newest first."""
+    closed = [t for t in (r() for r in reversed(_traces.closed)) if t is not None and t not in _traces.open]
+    return list(reversed(_traces.open)) + closed
+
+
+def is_tape(obj) -> bool:
+    from ._tape import GradientTape  # noqa: PLC0415  (_tape imports this module's hooks)
+
+    return isinstance(obj, GradientTape)
+
+
+def tape_id(tape) -> int:
+    return tape._id
+
+
+def tensor_id(t) -> int:
+    """The id events use for a tensor or variable."""
+    return t._id
+
+
+def is_tensor(obj) -> bool:
+    from ._tensor import Tensor  # noqa: PLC0415  (see _var_name)
+
+    return isinstance(obj, Tensor)
+
+
+def variable_name(obj) -> str | None:
+    return _var_name(obj)
+
+
+def tensor_info(t) -> dict:
+    """Plain facts about a tensor for views: id, shape, dtype, variable name, value summary."""
+    name = _var_name(t)
+    return {"id": t._id, "shape": tuple(t.shape), "dtype": _dtype_name(t), "name": name,
+            "variable": name is not None, "trainable": bool(getattr(t, "trainable", False)),
+            "value": summarize(t)}
+
+
+def from_tape(tape) -> Trace:
+    """Events describing what a live tape holds now (no trace needed).
+
+    Gives the tape's records as ``op`` events, its watched variables and
+    tensors as ``watch`` events, and its notes (``leave``, ``state``,
+    ``op_skipped``).  Upstream gradients are not known this way: open a
+    :func:`trace` around the computation to see the backward pass.  A
+    non-persistent tape whose ``gradient()`` has run has freed its records:
+    only its watched variables and notes remain (open a trace to keep it all).
+    """
+    events: list[Event] = []
+
+    def add(cls, **f):
+        events.append(cls(seq=len(events), tape=tape._id, **f))
+
+    add(TapeBegin, parent=tape._parent, persistent=tape._persistent, watch_accessed_variables=tape._auto)
+    records = tape._records
+    spent = records is None or tape._spent
+    if records is None:
+        records = []
+    nodes = [n for n in records if n is not None]
+    variables = dict(tape._variables)
+    produced = {n.out_id for n in nodes}
+    for vid, var in sorted(variables.items()):
+        add(Watch, tensor=vid, name=var.name, variable=True, trainable=var.trainable,
+            auto=var.trainable and tape._auto, value=summarize(var))
+    for tid in sorted(i for i in tape._live if i not in produced and i not in variables):
+        if tid not in variables:
+            add(Watch, tensor=tid, value=None)
+    for n in nodes:
+        f = _op_fields(n)
+        f["in_names"] = tuple(variables[i].name if i in variables else nm for i, nm in zip(n.in_ids, f["in_names"]))
+        outs = getattr(n, "outputs", None) or (None,)
+        add(Op, **f, value=summarize(outs[0]) if outs[0] is not None else None)
+    for kind, info in tape._notes:
+        if kind == "leave":
+            t = info["tensor"]
+            add(Leave, tensor=t._id, how=info.get("how", "numpy"), value=summarize(t))
+        elif kind == "state":
+            v = info["variable"]
+            add(State, variable=v._id, name=_var_name(v), how=info.get("how", "assign"), value=summarize(v))
+        elif kind == "op_skipped":
+            out = info["output"]
+            add(OpSkipped, op_type=info["op_type"], inputs=tuple(t._id for t in info["inputs"]), output=out._id,
+                shape=tuple(out.shape), dtype=_dtype_name(out), reason=info.get("reason", "stop_recording"),
+                value=summarize(out))
+    if spent and not tape._persistent:
+        add(GradientEnd, spent=True)
+    return Trace(events)
+
+
+__all__ = ["trace", "from_tape", "trace_for", "traces_of", "recent_traces", "is_tape", "is_tensor", "tape_id", "tensor_id",
+           "variable_name", "tensor_info", "DEFAULT_MAX_EVENTS"]

@@ -1,0 +1,185 @@
+"""From what a user passes to a view (tape, trace, events, tensor, function) to events.
+
+The one place views turn their ``source`` argument into a list of trace
+events: graphs, animations and explanations all call :func:`events_of`.  It
+uses the recorder (:mod:`autodiff_viz._recording`) for live tapes and tensors
+and never reads engine internals itself.
+
+>>> import autodiff_viz as ad
+>>> x = ad.constant(3.0)
+>>> with ad.trace() as tr:
+...     with ad.GradientTape() as tape:
+...         tape.watch(x)
+...         y = x * x
+>>> found = events_of(tape)
+>>> found.tape == found.events[0].tape, found.traced
+(True, True)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import _recording as rec
+from .. import events as ev
+
+UNTRACED_HINT = ("This tape was recorded without ad.trace(), so values and gradients were not kept: "
+                 "wrap the code in `with ad.trace():` to see them.")
+
+
+@dataclass
+class Found:
+    """Events for a view: ``tape`` is the engine tape id to show (``None``: all of them).
+
+    ``traced`` is False when the events were read from a bare tape (no values
+    or backward pass were recorded): views then show :data:`UNTRACED_HINT`.
+    """
+
+    events: list
+    tape: int | None = None
+    traced: bool = True
+
+
+def is_event_list(obj) -> bool:
+    return isinstance(obj, ev.Trace) or (isinstance(obj, (list, tuple)) and all(isinstance(e, ev.Event)
+                                                                                for e in obj))
+
+
+def events_of(source, tape=None, family=False) -> Found:
+    """The events a view draws for ``source``.
+
+    ``tape``: a ``GradientTape`` or its number in the picture (1 for T1) to
+    show only what it recorded.  ``family``: with a tape as ``source``, also
+    keep the tapes nested in it or around it (a second derivative needs both).
+    """
+    tape_id = None
+    if tape is not None:
+        tape_id = rec.tape_id(tape) if rec.is_tape(tape) else tape
+    if rec.is_tape(source):
+        tid = rec.tape_id(source)
+        for tr in rec.traces_of(source):
+            events = family_of(tr.events, tid) if family else list(tr.events)
+            return Found(events, tid, True)
+        return Found(list(rec.from_tape(source).events), tid, False)
+    if is_event_list(source):
+        events = list(getattr(source, "events", source))
+        if tape_id is not None and not rec.is_tape(tape):  # a number: T1, T2... as the picture shows them
+            tape_id = tape_by_number(events, tape_id)
+        return Found(events, tape_id, True)
+    if rec.is_tensor(source):
+        tid = rec.tensor_id(source)
+        for tr in rec.recent_traces():
+            if any(getattr(e, "output", None) == tid or getattr(e, "tensor", None) == tid for e in tr.events):
+                return Found(upstream_of(tr.events, tid), tape_id, True)
+        raise LookupError("this tensor was not recorded by any traced tape. Compute it inside "
+                          "`with ad.trace() as tr:` (and a GradientTape), or pass the tape or the trace")
+    raise TypeError(f"expected a GradientTape, a Trace, a list of events or a tensor, got {type(source).__name__}")
+
+
+def tape_by_number(events, number):
+    order = list(dict.fromkeys(e.tape for e in events))
+    if isinstance(number, int) and 1 <= number <= len(order):
+        return order[number - 1]
+    raise ValueError(f"no tape T{number} in this trace (it has {len(order)} tapes)")
+
+
+def family_of(events, tid):
+    """Events of one tape and of the tapes nested in it or around it."""
+    links: dict[int, set] = {}
+    for e in events:
+        if e.kind == "tape_begin" and e.parent is not None:
+            links.setdefault(e.tape, set()).add(e.parent)
+            links.setdefault(e.parent, set()).add(e.tape)
+    keep, todo = {tid}, [tid]
+    while todo:
+        for other in links.get(todo.pop(), ()):
+            if other not in keep:
+                keep.add(other)
+                todo.append(other)
+    return [e for e in events if e.tape in keep]
+
+
+def upstream_of(events, tid):
+    """The events a tensor depends on (its ancestors' ops), plus the tapes' bookkeeping."""
+    producers: dict[int, list] = {}
+    for e in events:
+        if isinstance(e, ev.Op):
+            producers.setdefault(e.output, []).append(e)
+    need, stack = {tid}, [tid]
+    while stack:
+        t = stack.pop()
+        for op in producers.get(t, ()):
+            for i in op.inputs:
+                if i not in need:
+                    need.add(i)
+                    stack.append(i)
+    keep = []
+    for e in events:
+        if isinstance(e, ev.Op):
+            if e.output in need:
+                keep.append(e)
+        elif isinstance(e, (ev.Watch, ev.Leave)):
+            if e.tensor in need:
+                keep.append(e)
+        elif isinstance(e, (ev.BackwardStep, ev.Accumulate, ev.OpSkipped)):
+            continue
+        else:
+            keep.append(e)
+    return keep
+
+
+def ids(x):
+    """Engine ids of a tensor, a list of tensors or ids, or a dict's values (``None`` stays ``None``)."""
+    if x is None:
+        return None
+    if isinstance(x, dict):
+        x = list(x.values())
+    if isinstance(x, (list, tuple)):
+        out = []
+        for item in x:
+            out.extend(ids(item) or ())
+        return tuple(out)
+    if rec.is_tensor(x):
+        return (rec.tensor_id(x),)
+    if isinstance(x, int) and not isinstance(x, bool):
+        return (x,)
+    raise TypeError(f"expected a tensor or a list of tensors, got {type(x).__name__}")
+
+
+def name_map(names) -> dict:
+    """``names=`` as ``{engine tensor id: label}``: from ``{"x": x}``, ``{x: "x"}`` or ``{id: "x"}``."""
+    if not names:
+        return {}
+    if not isinstance(names, dict):
+        raise TypeError(f"names= is a dict such as {{'x': x}}, got {type(names).__name__}")
+    out = {}
+    for k, v in names.items():
+        if isinstance(k, str) and rec.is_tensor(v):
+            out[rec.tensor_id(v)] = k
+        elif isinstance(v, str) and isinstance(k, int) and not isinstance(k, bool):
+            out[k] = v
+        elif isinstance(v, str) and rec.is_tensor(k):
+            out[rec.tensor_id(k)] = v
+        else:
+            raise TypeError(f"names=: cannot tell which tensor {k!r}: {v!r} names (use {{'label': tensor}})")
+    return out
+
+
+def tensor_info(t) -> dict:
+    return rec.tensor_info(t)
+
+
+def run_function(f, values, dtype, keep_tensors=False):
+    """Run ``f`` on constants made from ``values`` under a trace and a tape; (trace, inputs, tape).
+
+    The gradient of ``f``'s result with respect to every input is taken too,
+    so the trace holds the backward pass.
+    """
+    import autodiff_viz as ad  # noqa: PLC0415  (the public API: this is how a user would run it)
+
+    inputs = [ad.constant(v, dtype=dtype) for v in values]
+    with ad.trace(keep_tensors=keep_tensors) as tr:
+        with ad.GradientTape(persistent=keep_tensors) as tape:
+            tape.watch(inputs)
+            target = f(*inputs)
+        tape.gradient(target, inputs)
+    return tr, inputs, tape

@@ -1,0 +1,137 @@
+"""The look of every picture, in one place: colours, roles, and how numbers are written.
+
+Python renderers (DOT, matplotlib frames, plots) import these names; the
+browser widgets receive them as data (:func:`css_variables` and
+:func:`js_constants`), so a colour or a number format is changed here once.
+
+>>> fmt_number(12.0), fmt_number(3), fmt_number(0.123456), fmt_number(1.5e-7)
+('12.0', '3', '0.1235', '1.5e-7')
+>>> from autodiff_viz.events import summarize
+>>> import numpy as np
+>>> fmt_value(summarize(np.array([1.0, 2.0]))), fmt_short(summarize(np.zeros((2, 3))))
+('[1.0, 2.0]', '2×3 μ 0.0')
+"""
+from __future__ import annotations
+
+import json
+import math
+
+# Okabe-Ito: readable on a projector, distinguishable with the common colour-vision deficiencies.
+PALETTE = {
+    "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442",
+    "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7", "black": "#000000",
+}
+GREY, LIGHT_GREY, DIM = "#6E6E6E", "#F2F2F2", "#B8B8B8"
+# A light fill for each colour that marks a border.
+TINT = {"blue": "#D6EAF8", "green": "#CFEFE6", "orange": "#FCEFD2", "purple": "#F5E1EC", "vermillion": "#F9DCCB",
+        "yellow": "#FBF7D0"}
+
+# What each colour means, in every picture.
+ROLE_COLOUR = {
+    "variable": "blue",      # a variable, or any source of a gradient
+    "watched": "green",      # a plain tensor passed to tape.watch; also "just received a gradient"
+    "target": "purple",      # what the gradient is of
+    "forward": "orange",     # the op running now, forward
+    "backward": "vermillion",  # the rule running now, backward; where a path breaks
+    "skipped": "purple",     # ran under stop_recording
+}
+CURVE_COLOURS = [PALETTE[c] for c in ("blue", "vermillion", "green", "purple", "orange", "sky")]
+FONT = "DejaVu Sans"  # installed with Graphviz on Debian; the browser falls back to its sans-serif
+
+
+def colour(role: str) -> str:
+    """The colour of a role (``"target"``) or a palette name (``"blue"``)."""
+    return PALETTE[ROLE_COLOUR.get(role, role)]
+
+
+def tint(role: str) -> str:
+    """The light fill that goes with :func:`colour`."""
+    return TINT[ROLE_COLOUR.get(role, role)]
+
+
+# ---------------------------------------------------------------------------
+# Numbers
+# ---------------------------------------------------------------------------
+def fmt_number(x, digits: int = 4) -> str:
+    """A number as every view writes it: integers as integers, floats keep a ``.0`` (as TF prints them)."""
+    if x is None:
+        return "?"
+    if isinstance(x, bool):
+        return str(int(x))
+    if isinstance(x, int):
+        return str(x)
+    x = float(x)
+    if not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    s = f"{x:.{digits}g}"
+    if "e" in s:
+        mant, exp = s.split("e")
+        return f"{mant}e{int(exp)}"
+    if s in ("-0", "0"):
+        return "0.0"
+    return s if "." in s else s + ".0"
+
+
+def _nested(v, digits, dtype):
+    if isinstance(v, list):
+        return "[" + ", ".join(_nested(x, digits, dtype) for x in v) + "]"
+    if dtype.startswith(("int", "uint")):
+        return str(int(v))
+    if dtype == "bool":
+        return "True" if v else "False"
+    return fmt_number(v, digits)
+
+
+def fmt_shape(shape, dtype="") -> str:
+    """``(2, 3) float32``; ``(3,)`` for a vector."""
+    dims = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    return f"{dims} {dtype}" if dtype else dims
+
+
+def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
+    """A value summary on one line: ``6.0``, ``[2.0, 6.0]``, ``2×3: min -1.0 · max 3.0 · mean 0.5``."""
+    if s is None:
+        return ""
+    if s.size == 0:
+        return "[]"
+    if s.complete and s.size == 1:
+        return _nested(s.head[0], digits, s.dtype)
+    if s.complete and s.size <= max_items:
+        text = _nested(s.array().tolist(), digits, s.dtype)
+        if len(text) <= 32:
+            return text
+    dims = "×".join(str(d) for d in s.shape)
+    return f"{dims}: min {fmt_number(s.min, 3)} · max {fmt_number(s.max, 3)} · mean {fmt_number(s.mean, 3)}"
+
+
+def fmt_short(s) -> str:
+    """A value as a box shows it (it must fit): ``3.0``, ``[1.0, 2.0]``, ``2×3 μ 0.12``."""
+    if s is None:
+        return ""
+    if s.size == 0:
+        return "[]"
+    if s.complete and s.size <= 2:
+        return fmt_value(s, digits=3)
+    return "×".join(str(d) for d in s.shape) + f" μ {fmt_number(s.mean, 3)}"
+
+
+def scalar(s):
+    """The float a one-element summary holds, else ``None``."""
+    return float(s.head[0]) if s is not None and s.size == 1 and s.head else None
+
+
+# ---------------------------------------------------------------------------
+# For the browser
+# ---------------------------------------------------------------------------
+def css_variables() -> str:
+    """CSS custom properties for the widgets' style sheet (``var(--adv-blue)``...)."""
+    names = {f"--adv-{k}": v for k, v in PALETTE.items()}
+    names.update({f"--adv-tint-{k}": v for k, v in TINT.items()})
+    names.update({f"--adv-{role}": colour(role) for role in ROLE_COLOUR})
+    names["--adv-grey"] = GREY
+    return ".adv { " + " ".join(f"{k}: {v};" for k, v in names.items()) + " }\n"
+
+
+def js_constants() -> str:
+    """The palette as a JavaScript constant for the widgets' module."""
+    return f"const PALETTE = {json.dumps(PALETTE)};\n"
