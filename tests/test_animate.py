@@ -7,7 +7,8 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import events as ev
-from autodiff_viz.viz._animate import build_story, fmt_number, layout
+from autodiff_viz.viz._layout import layout
+from autodiff_viz.viz._style import fmt_number
 
 pytest.importorskip("matplotlib")
 
@@ -39,7 +40,7 @@ def test_mul_rule_numbers_and_accumulation():
     assert mul["numbers"]["upstream"] == 1.0
     assert mul["numbers"]["local"] == [2.0, 3.0]          # d(ab)/da = b, d(ab)/db = a
     assert mul["numbers"]["sent"] == [2.0, 3.0]
-    assert "∂(a·b)/∂a = b = 2.0" in mul["lines"]
+    assert "∂(a · b)/∂a = b = 2.0" in mul["lines"]
     sin = back[1]
     assert sin["numbers"]["local"][0] == pytest.approx(math.cos(3.0), rel=1e-6)
     # The panel shows x's gradient formed from two contributions: cos(3) + 2.
@@ -71,7 +72,8 @@ def test_hand_written_events_need_no_engine():
     s = ev.summarize
     events = [
         ev.TapeBegin(0, 1), ev.Watch(1, 1, tensor=10, value=s(2.0)),
-        ev.Op(2, 1, node=1, op_type="Square", inputs=(10,), output=11, in_values=(s(2.0),), value=s(4.0)),
+        ev.Op(2, 1, node=1, op_type="Square", inputs=(10,), output=11, in_values=(s(2.0),), value=s(4.0),
+              formula="a²", partials=("2a",)),
         ev.GradientBegin(3, 1, targets=(11,), sources=(10,)),
         ev.Accumulate(4, 1, tensor=11, node=None, contribution=s(1.0), total=s(1.0)),
         ev.BackwardStep(5, 1, node=1, op_type="Square", step=1, inputs=(10,), output=11, upstream=s(1.0),
@@ -79,10 +81,15 @@ def test_hand_written_events_need_no_engine():
         ev.Accumulate(6, 1, tensor=10, node=1, contribution=s(4.0), total=s(4.0)),
         ev.GradientEnd(7, 1, sources=(10,), results=(s(4.0),)),
     ]
-    story = build_story(events)
-    back = [st for st in story["steps"] if st["phase"] == "backward"][0]
+    story = ad.viz.animate(events)
+    back = [st for st in story.steps if st["phase"] == "backward"][0]
     assert "∂(a²)/∂a = 2a = 4.0" in back["lines"]
-    assert story["steps"][-1]["results"] == ["∂target/∂x = 4.0"]
+    assert story.steps[-1]["results"] == ["∂target/∂x = 4.0"]
+    # Without a formula in the events the step still shows what was sent, and invents nothing.
+    import dataclasses
+    bare = [dataclasses.replace(e, formula="", partials=()) if e.kind == "op" else e for e in events]
+    back = [st for st in ad.viz.animate(bare).steps if st["phase"] == "backward"][0]
+    assert back["lines"][0].startswith("Square: Square(…)") and "sent 4.0 → x" in back["lines"]
 
 
 def test_second_derivative_animates_both_tapes():
@@ -118,7 +125,7 @@ def test_mlp_training_step():
     assert len(set(labels)) == len(labels)  # two "kernel"s are told apart by their scope
     assert [s["title"].split(": ")[1] for s in steps_of(anim, "backward")][:3] == ["Mean", "Square", "Sub"]
     mean_step = steps_of(anim, "backward")[0]
-    assert mean_step["lines"][-1].strip().startswith("sent [0.5, 0.5]")  # d mean/d a_i = 1/n, n = 2
+    assert mean_step["lines"][-1].strip().startswith("sent [[0.5], [0.5]]")  # d mean/d a_i = 1/n, n = 2
     done = anim.steps[-1]
     bias2 = float(grads[3].numpy().ravel()[0])
     assert any(line.endswith(fmt_number(bias2)) for line in done["results"])
@@ -240,7 +247,7 @@ def test_widget_state():
     tr, _, _ = traced(lambda x: x * x, 3.0)
     anim = ad.viz.animate(tr)
     w = anim.widget()
-    assert w.step == 0 and w.data["steps"] == anim.steps
+    assert w.step == 0 and w.data["steps"] == anim.data["steps"]
     assert "export default" in w._esm
 
 

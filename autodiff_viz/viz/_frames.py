@@ -17,8 +17,8 @@ import textwrap
 from matplotlib.patches import Circle, FancyBboxPatch, PathPatch, Polygon
 from matplotlib.path import Path
 
-from . import _labels
-from ._plots import OKABE_ITO as C
+from . import _labels, _story
+from ._style import PALETTE as C
 
 TEXT = _labels.MPL_TEXT
 
@@ -90,11 +90,12 @@ class FrameRenderer:
         import matplotlib.pyplot as plt
 
         self.data = data
+        self._cursor = None
         L = data["layout"]
         W, H = L["width"] + 2 * PAD, L["height"] + 2 * PAD
         self.k = k = graph_scale(W, H)  # points of text per layout unit, so node text fits its box
         graph_w, graph_h = W * k / 72.0, H * k / 72.0
-        side = [_side_text(st) for st in data["steps"]]
+        side = [_side_text(st) for st in _story.states(data)]
         side_h = _side_points(max(len(a) for a, _ in side), max(len(b) for _, b in side)) / 72.0
         fig_h = max(graph_h + 1.0, side_h + 0.8, 6.0)
         fw = graph_w + SIDE_INCHES
@@ -181,6 +182,16 @@ class FrameRenderer:
                 hi = mid - 1
         artist.set_text(_labels.shorten(text, lo, where))
 
+    def _state(self, i: int) -> dict:
+        """Step ``i`` in full; frames are drawn in order, so each costs one step's changes."""
+        if self._cursor is None or self._cursor[0] > i:
+            self._cursor = (-1, None, _story.states(self.data))
+        k, st, it = self._cursor
+        while k < i:
+            st, k = next(it), k + 1
+        self._cursor = (k, st, it)
+        return st
+
     def _down(self, points: float) -> float:
         """``points`` below the top of the side panel, in its axes fraction."""
         return 1.0 - points / 72.0 / self.side_inches
@@ -198,7 +209,7 @@ class FrameRenderer:
 
     def draw(self, i: int):
         steps = self.data["steps"]
-        st = steps[i]
+        st = self._state(i)
         phase = st["phase"]
         recv = set(st["recv"])
         active = set(st["edges"])

@@ -58,6 +58,7 @@ class Node:
     id: int
     kind: str
     label: str                          # op type, variable name, 'x'/'const'...
+    op: str = ""                        # OP, SKIPPED: the op type (the label may be a name or carry a subscript)
     tensor: int | None = None           # renumbered tensor id (``TensorRef``-free: small ints)
     shape: tuple = ()
     dtype: str = ""
@@ -379,7 +380,8 @@ class _Builder:
             ins = [self.leaf(i, shape, dt, val, nm) if self.by_raw_tensor.get(i) is None
                    or self.by_raw_tensor[i].is_leaf else self.by_raw_tensor[i]
                    for i, shape, dt, val, nm in _zip_inputs(e)]
-            node = self.new_node(kind=OP, label=self.given.get(e.output, e.op_type), tensor=self.tnum(e.output),
+            node = self.new_node(kind=OP, label=self.given.get(e.output, e.op_type), op=e.op_type,
+                                 tensor=self.tnum(e.output),
                                  shape=tuple(e.shape), dtype=e.dtype, value=e.value, scope=e.scope,
                                  formula=e.formula, partials=tuple(e.partials), _raw=e.output)
             if e.during is not None:
@@ -395,7 +397,8 @@ class _Builder:
 
     def on_skipped(self, e: ev.OpSkipped, t: Tape):
         ins = [self.by_raw_tensor.get(i) or self.leaf(i) for i in e.inputs]
-        node = self.new_node(kind=SKIPPED, label=e.op_type, tensor=self.tnum(e.output), shape=tuple(e.shape),
+        node = self.new_node(kind=SKIPPED, label=e.op_type, op=e.op_type, tensor=self.tnum(e.output),
+                             shape=tuple(e.shape),
                              dtype=e.dtype, value=e.value, scope=e.scope, _raw=e.output)
         node.notes.append(f"not recorded: ran under {e.reason}")
         self.by_raw_tensor[e.output] = node
@@ -416,15 +419,16 @@ _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 def _distinct_labels(model: GraphModel, b: _Builder):
-    """Mul₁, Mul₂... for ops of one type; ``scope/kernel`` for variables of one name."""
+    """Mul₁, Mul₂... for ops of one type (and const₁, const₂...); ``scope/kernel`` for variables of one name."""
     given = {n.id for n in model.nodes if n._raw in b.given}
     count: dict[str, int] = {}
+    numbered = (OP, CONSTANT)
     for n in model.nodes:
-        if n.kind == OP and n.id not in given:
+        if n.kind in numbered and n.id not in given:
             count[n.label] = count.get(n.label, 0) + 1
     seen: dict[str, int] = {}
     for n in model.nodes:
-        if n.kind == OP and n.id not in given and count[n.label] > 1:
+        if n.kind in numbered and n.id not in given and count[n.label] > 1:
             seen[n.label] = seen.get(n.label, 0) + 1
             n.label = n.label + str(seen[n.label]).translate(_SUBSCRIPTS)
     leaves: dict[str, int] = {}

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._style import CURVE_COLOURS, PALETTE
+
 from . import _labels as L
 
 # Okabe-Ito: distinguishable with the common forms of colour blindness.
-OKABE_ITO = {
-    "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442",
-    "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7", "black": "#000000",
-}
-CURVE_COLOURS = [OKABE_ITO[c] for c in ("blue", "vermillion", "green", "purple", "orange", "sky")]
+OKABE_ITO = PALETTE
 CURVE_STYLES = ["-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (1, 1))]
 
 

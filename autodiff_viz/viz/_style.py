@@ -89,7 +89,7 @@ def fmt_shape(shape, dtype="") -> str:
 
 
 def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
-    """A value summary on one line: ``6.0``, ``[2.0, 6.0]``, ``2×3: min -1.0 · max 3.0 · mean 0.5``."""
+    """A value summary on one line: ``6.0``, ``[2.0, 6.0]``, ``2×3 values, mean 0.5``."""
     if s is None:
         return ""
     if s.size == 0:
@@ -101,7 +101,7 @@ def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
         if len(text) <= 32:
             return text
     dims = "×".join(str(d) for d in s.shape)
-    return f"{dims}: min {fmt_number(s.min, 3)} · max {fmt_number(s.max, 3)} · mean {fmt_number(s.mean, 3)}"
+    return f"{dims} values, mean {fmt_number(s.mean, 3)}"
 
 
 def fmt_short(s) -> str:

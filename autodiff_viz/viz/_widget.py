@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 import pathlib
 
+from . import _style
+
 STATIC = pathlib.Path(__file__).with_name("static")
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -21,11 +23,13 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 def esm_source(kind: str) -> str:
     """The widget's ES module: the shared helpers followed by the widget's own code."""
-    return (STATIC / "common.js").read_text(encoding="utf-8") + "\n" + (STATIC / f"{kind}.js").read_text(encoding="utf-8")
+    return (_style.js_constants() + (STATIC / "common.js").read_text(encoding="utf-8") + "\n"
+            + (STATIC / f"{kind}.js").read_text(encoding="utf-8"))
 
 
 def css_source() -> str:
-    return (STATIC / "style.css").read_text(encoding="utf-8")
+    """The widgets' style sheet, after the colours as CSS variables."""
+    return _style.css_variables() + (STATIC / "style.css").read_text(encoding="utf-8")
 
 
 def initial_state(kind: str, data: dict) -> dict:

@@ -1,5 +1,44 @@
 // Step-through player: the graph is drawn once from the stored layout; each
-// step only changes classes and texts (the storyboard holds every step's text).
+// step only changes classes and texts.  The storyboard stores, per step, only
+// what that step changes (a delta); a Replay applies them in order.
+
+// The full state after step k of a list of steps, computed by applying deltas.
+// Moving forward applies only the new steps; moving back replays from the start.
+function Replay(steps, n) {
+  let k = -1, S = null;
+  function reset() {
+    k = -1;
+    S = {alive: new Array(n).fill(0), vals: new Array(n).fill(""), grads: new Array(n).fill(""),
+      order: new Array(n).fill(""), panel: new Map(), results: [], fresh: new Set()};
+  }
+  function apply(st) {
+    if (st.reset) { S.grads.fill(""); S.order.fill(""); S.panel = new Map(); S.results = []; }
+    for (const i of st.alive || []) S.alive[i] = 1;
+    for (const [i, t] of st.vals || []) S.vals[i] = t;
+    for (const [i, t] of st.grads || []) S.grads[i] = t;
+    for (const [i, t] of st.order || []) S.order[i] = t;
+    S.fresh = new Set();
+    for (const r of st.panel || []) {
+      let row = S.panel.get(r.key);
+      if (!row) { row = {name: r.name, terms: [], total: "", count: 0}; S.panel.set(r.key, row); }
+      row.terms.push(r.term); row.total = r.total; row.count = r.count; S.fresh.add(r.key);
+    }
+    if (st.results) S.results = st.results.slice();
+  }
+  reset();
+  return function at(i) {
+    if (i < k) reset();
+    while (k < i) { k += 1; apply(steps[k]); }
+    return S;
+  };
+}
+
+// A gradient's terms in a table cell: all of a few, the first and last of many.
+function termsText(terms) {
+  if (terms.length <= 1) return terms[0] || "";
+  if (terms.length <= 6) return terms.join(" + ");
+  return terms.slice(0, 3).join(" + ") + " + … + " + terms[terms.length - 1] + ` (${terms.length} terms)`;
+}
 
 function render({ model, el }) {
   const data = model.get("data");
@@ -24,7 +63,7 @@ function render({ model, el }) {
     let d = `M${p.points[0][0]} ${p.points[0][1]}`;
     for (let i = 1; i + 2 < p.points.length; i += 3)
       d += ` C${p.points[i][0]} ${p.points[i][1]} ${p.points[i + 1][0]} ${p.points[i + 1][1]} ${p.points[i + 2][0]} ${p.points[i + 2][1]}`;
-    const g = s("g", {class: "adv-edge"});
+    const g = s("g", {class: "adv-edge adv-edge-" + (e.kind || "data")});
     g.append(s("path", {d, class: "adv-edge-line"}));
     if (p.head.length) g.append(s("polygon", {points: p.head.map((q) => q.join(",")).join(" "), class: "adv-edge-head"}));
     if (e.label) {
@@ -73,6 +112,8 @@ function render({ model, el }) {
   const getStep = () => model.get("step");
   const setStep = (i) => { model.set("step", i); model.save_changes(); };
   const bar = playbar(steps.length, getStep, setStep, (i) => `step ${i + 1} / ${steps.length}`);
+  const replay = Replay(steps, data.nodes.length);
+  const linkedReplays = linked ? linked.steps.map((ss) => Replay(ss, data.nodes.length)) : [];
 
   // --- linked views: one input over a grid, a node's value and derivative ---
   let linkedBox = null, plot = null, gridSlider = null, gridLabel = null;
@@ -95,6 +136,8 @@ function render({ model, el }) {
   root.addEventListener("keydown", (ev) => {
     if (ev.key === "ArrowRight") { setStep(Math.min(steps.length - 1, getStep() + 1)); ev.preventDefault(); }
     if (ev.key === "ArrowLeft") { setStep(Math.max(0, getStep() - 1)); ev.preventDefault(); }
+    if (ev.key === "Home") { setStep(0); ev.preventDefault(); }
+    if (ev.key === "End") { setStep(steps.length - 1); ev.preventDefault(); }
   });
 
   // --- fit or scroll: the graph keeps its layout, only its scale changes ------
@@ -181,34 +224,39 @@ function render({ model, el }) {
     const t0 = performance.now();
     const k = Math.max(0, Math.min(steps.length - 1, getStep() | 0));
     const st = steps[k];
+    const S = replay(k);
     const gi = gridIndex();
-    const txt = linked && gi >= 0 && gi !== linked.base ? linked.steps[gi][k] : st;
+    const alt = linked && gi >= 0 && gi !== linked.base;
+    const txtStep = alt ? linked.steps[gi][k] : st;
+    const T = alt ? linkedReplays[gi](k) : S;
     root.dataset.phase = st.phase;
     root.dataset.step = k;
     const recv = new Set(st.recv);
     nodeEls.forEach((ne, i) => {
       const id = data.nodes[i].id;
       let cls = `adv-node adv-${ne.kind} adv-role-${ne.role}`;
-      if (!st.alive[i]) cls += " adv-pending";
+      if (!S.alive[i]) cls += " adv-pending";
       if (st.node === id) cls += " adv-current";
       if (recv.has(id)) cls += " adv-recv";
       if (ne.g.classList.contains("adv-selected")) cls += " adv-selected";
       ne.g.setAttribute("class", cls);
-      ne.val.textContent = txt.vals[i] ? "= " + txt.vals[i] : "";
-      ne.grad.textContent = txt.grads[i] ? "∂ " + txt.grads[i] : "";
-      ne.bt.textContent = st.order[i];
-      ne.badge.style.display = st.order[i] ? "" : "none";
+      ne.val.textContent = T.vals[i] ? "= " + T.vals[i] : "";
+      ne.grad.textContent = T.grads[i] ? "∂ " + T.grads[i] : "";
+      ne.bt.textContent = S.order[i];
+      ne.badge.style.display = S.order[i] ? "" : "none";
     });
     const active = new Set(st.edges);
-    edgeEls.forEach((g, j) => g.setAttribute("class", active.has(j) ? "adv-edge adv-active" : "adv-edge"));
-    title.textContent = txt.title;
-    lines.replaceChildren(...txt.lines.map((l) => h("div", {class: "adv-line"}, l)));
-    panelBody.replaceChildren(...txt.panel.map((r) => h("tr", {class: r.fresh ? "adv-fresh" : ""},
+    edgeEls.forEach((g, j) => g.classList.toggle("adv-active", active.has(j)));
+    title.textContent = txtStep.title;
+    lines.replaceChildren(...txtStep.lines.map((l) => h("div", {class: "adv-line"}, l)));
+    const rows = [];
+    for (const [key, r] of T.panel) rows.push(h("tr", {class: T.fresh.has(key) ? "adv-fresh" : ""},
       h("td", {class: "adv-name"}, r.name),
-      h("td", {class: "adv-terms"}, r.terms.length > 1 ? r.terms.join(" + ") : r.terms[0] || ""),
-      h("td", {class: "adv-total"}, r.total))));
-    panel.style.display = txt.panel.length ? "" : "none";
-    results.replaceChildren(...txt.results.map((l) => h("div", {}, l)));
+      h("td", {class: "adv-terms"}, termsText(r.terms)),
+      h("td", {class: "adv-total"}, r.total)));
+    panelBody.replaceChildren(...rows);
+    panel.style.display = rows.length ? "" : "none";
+    results.replaceChildren(...T.results.map((l) => h("div", {}, l)));
     bar.update();
     if (gridLabel) { gridSlider.value = gi; gridLabel.textContent = " = " + fmt(linked.grid[gi]); drawPlot(); }
     root.dataset.drawMs = (performance.now() - t0).toFixed(3);

@@ -3,11 +3,7 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
-// Okabe-Ito palette: distinguishable with the common colour-vision deficiencies.
-const PALETTE = {
-  orange: "#E69F00", sky: "#56B4E9", green: "#009E73", yellow: "#F0E442",
-  blue: "#0072B2", vermillion: "#D55E00", purple: "#CC79A7", black: "#000000",
-};
+// PALETTE (the Okabe-Ito colours) is prepended from viz/_style.py.
 
 // Create an HTML element: h("div", {class: "x"}, child, "text", ...)
 function h(tag, attrs, ...children) {

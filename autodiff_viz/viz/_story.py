@@ -1,0 +1,375 @@
+"""The storyboard: the forward and backward passes as steps, each saying only what changed.
+
+:func:`build_story` is a pure function of the view model (:mod:`._model`) and
+the events it was built from.  It returns plain data (JSON as it stands): the
+nodes and edges to draw, and one entry per step with its title, its text and
+a *delta*: the node texts, badges and gradient-table rows that this step
+changes.  A player reconstructs step ``k`` by applying the deltas of steps
+``0..k`` (:func:`states` does it in Python, ``animate.js`` in the browser),
+so the storyboard grows linearly with the number of ops.
+
+Glossary, as everywhere in the package: a *node* is one recorded op (or a
+leaf tensor); its *rule* maps the *upstream gradient* it receives to the
+gradient it sends to each input; a tensor reached by two paths *accumulates*
+(``+=``) one contribution per path.
+
+>>> import autodiff_viz as ad
+>>> from autodiff_viz.viz import _model
+>>> x = ad.constant(3.0)
+>>> with ad.trace() as tr:
+...     with ad.GradientTape() as tape:
+...         tape.watch(x)
+...         y = x * x
+...     g = tape.gradient(y, x)
+>>> story = build_story(tr.events, _model.build(tr.events, subscripts=True))
+>>> [s["phase"] for s in story["steps"]]
+['start', 'forward', 'seed', 'backward', 'done']
+>>> last = list(states(story))[-1]
+>>> last["panel"][0]["terms"], last["panel"][0]["total"]
+(['3.0', '3.0'], '6.0')
+"""
+from __future__ import annotations
+
+from .. import events as ev
+from . import _model as M
+from ._style import fmt_number, fmt_short, fmt_value, scalar
+
+_LETTERS = "abcdefgh"  # operand slots in a rule's formula (the primitive table writes them so)
+
+
+def _slot(i: int) -> str:
+    return _LETTERS[i] if i < len(_LETTERS) else f"in{i}"
+
+
+def _kind(n: M.Node) -> str:
+    return "leaf" if n.is_leaf else {M.SKIPPED: "skipped", M.NUMPY: "numpy"}.get(n.kind, "op")
+
+
+def _role(n: M.Node, targets: set, sources: set) -> str:
+    if n._raw in targets and n.kind != M.NUMPY:
+        return "target"
+    if n.is_leaf:
+        return "source" if n.watched is not None or n._raw in sources else "const"
+    if n.kind in (M.SKIPPED, M.NUMPY):
+        return n.kind
+    return "backward" if n.backward_of is not None else "op"
+
+
+class _Board:
+    """The running state while steps are written; each step records only its changes."""
+
+    def __init__(self, model: M.GraphModel):
+        self.model = model
+        self.steps: list[dict] = []
+        self.delta = self._empty()
+        self.settle: dict[int, str] = {}   # "+= c → total" texts to turn into the plain total next step
+
+    @staticmethod
+    def _empty():
+        return {"alive": [], "vals": [], "grads": [], "order": [], "panel": [], "reset": False, "results": None}
+
+    def step(self, phase, title, node=None, recv=(), edges=(), lines=(), numbers=None):
+        d = self.delta
+        for k, text in self.settle.items():
+            if not any(i == k for i, _ in d["grads"]):
+                d["grads"].append([k, text])
+        self.settle = {}
+        entry = {"phase": phase, "title": title, "node": node, "recv": list(recv), "edges": list(edges),
+                 "lines": list(lines), "numbers": numbers or {}}
+        for key in ("alive", "vals", "grads", "order", "panel"):
+            if d[key]:
+                entry[key] = d[key]
+        if d["reset"]:
+            entry["reset"] = True
+        if d["results"] is not None:
+            entry["results"] = d["results"]
+        self.steps.append(entry)
+        self.delta = self._empty()
+
+
+def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
+    """The storyboard of ``events`` drawn with ``model`` (built from the same events, unpruned, unfolded).
+
+    Returns ``{"title", "nodes", "edges", "steps"}``; node ``i`` of the
+    storyboard is node ``i`` of the model.
+    """
+    events = list(getattr(events, "events", events))
+    nodes = model.nodes
+    by_raw = {n._raw: n for n in nodes if n.kind != M.NUMPY}
+    numpy_sinks = {}
+    for e in model.edges:
+        if e.kind == "leave":
+            numpy_sinks.setdefault(nodes[e.src]._raw, []).append(e.dst)
+    targets = {t for g in model.gradients for t in g.targets}
+    sources = {s for g in model.gradients for s in g.sources}
+    in_edges: dict[int, list[int]] = {}
+    for k, e in enumerate(model.edges):
+        in_edges.setdefault(e.dst, []).append(k)
+    gid = [f"n{n.id}" for n in nodes]
+    tape_no = {t.raw: t.index for t in model.tapes}
+    many_tapes = len({e.tape for e in events if e.kind in ("op", "gradient_begin")}) > 1
+
+    def label_of(tid):
+        n = by_raw.get(tid)
+        return n.label if n is not None else f"tensor {tid}"
+
+    def tape_name(t):
+        return f"tape T{tape_no.get(t, t)}"
+
+    board = _Board(model)
+    b = board.delta
+    b["alive"] = [n.id for n in nodes if n.is_leaf]
+    b["vals"] = [[n.id, fmt_short(n.value)] for n in nodes if n.is_leaf and n.value is not None]
+    op_events = {}
+    for e in events:
+        if e.kind == "op":
+            op_events.setdefault(e.node, e)
+    n_forward = sum(1 for e in op_events.values() if e.during is None)
+    intro = ["Forward pass: each op runs and the tape records it."]
+    if len(op_events) > n_forward:
+        intro.append(f"{len(op_events) - n_forward} more ops appear later: gradient rules recorded by an outer "
+                     "tape.")
+    intro.extend(model.remarks)
+    board.step("start", title or "Forward and backward pass, step by step", lines=intro)
+
+    panel: dict[int, dict] = {}   # node id -> {"terms": count, "total": text} (to know what is new)
+    seen_ops: set[int] = set()
+    consumed: set[int] = set()
+    fwd_count = 0
+    for i, e in enumerate(events):
+        if i in consumed:
+            continue
+        kind = e.kind
+        if kind == "op":
+            if e.node in seen_ops:
+                continue
+            seen_ops.add(e.node)
+            node = by_raw[e.output]
+            b = board.delta
+            b["alive"].append(node.id)
+            b["vals"].append([node.id, fmt_short(e.value)])
+            args = ", ".join(label_of(t) + (f" = {fmt_value(v)}" if v is not None and fmt_value(v) != label_of(t)
+                                            else "") for t, v in zip(e.inputs, e.in_values))
+            lines = [f"{e.op_type}({args})", f"= {fmt_value(e.value)}"]
+            if e.shape:
+                lines.append(f"shape {tuple(e.shape)}, {e.dtype}")
+            if e.during is None:
+                fwd_count += 1
+                head = f"Forward {fwd_count}/{n_forward}: {node.label}"
+            else:
+                head = f"Recorded while {tape_name(e.during)} computes gradients: {node.label}"
+                lines.append("An outer tape records the rule's ops, so it can differentiate them later.")
+            board.step("forward", head, node=gid[node.id], edges=in_edges.get(node.id, []), lines=lines)
+        elif kind == "op_skipped":
+            node = by_raw.get(e.output)
+            if node is None:
+                continue
+            board.delta["alive"].append(node.id)
+            board.delta["vals"].append([node.id, fmt_short(e.value)])
+            board.step("forward", f"Not recorded: {node.label}", node=gid[node.id],
+                       edges=in_edges.get(node.id, []),
+                       lines=[f"{e.op_type} ran under {e.reason}: the tape did not record it,",
+                              "so no gradient flows back through it."])
+        elif kind == "leave":
+            sinks = numpy_sinks.get(e.tensor, [])
+            if not sinks:
+                continue
+            sink = sinks.pop(0)
+            board.delta["alive"].append(sink)
+            board.step("forward", f"{label_of(e.tensor)} left the package", node=gid[sink],
+                       edges=in_edges.get(sink, []),
+                       lines=[f"{label_of(e.tensor)} became a NumPy array ({e.how}): the tape cannot see what "
+                              "NumPy does with it,", "so gradients stop here."])
+        elif kind == "gradient_begin":
+            panel.clear()
+            b = board.delta
+            b["reset"] = True
+            b["results"] = []
+            lines = [f"{tape_name(e.tape)}.{e.method}(target, sources): the backward pass starts.",
+                     "The tape runs its records in reverse: a node's rule runs only after every",
+                     "path from the target has delivered its contribution (reverse topological order)."]
+            recv = []
+            for j in _following(events, i, e.tape, None):
+                a = events[j]
+                consumed.add(j)
+                n = by_raw.get(a.tensor)
+                if n is None:
+                    continue
+                _panel_row(board, panel, n, a)
+                recv.append(n.id)
+                lines.append(f"seed: ∂{n.label}/∂{n.label} = {fmt_value(a.contribution)}")
+            head = f"Backward pass of {tape_name(e.tape)} begins" if many_tapes else "Backward pass begins"
+            board.step("seed", head, recv=[gid[k] for k in recv], lines=lines)
+        elif kind == "backward_step":
+            op = op_events.get(e.node)
+            node = by_raw.get(e.output)
+            if op is None or node is None:
+                continue
+            board.delta["order"].append([node.id, str(e.step)])
+            lines, numbers = _rule_lines(op, e, label_of)
+            recv, acc_lines, totals = [], [], {}
+            for j in _following(events, i, e.tape, e.node):
+                a = events[j]
+                consumed.add(j)
+                n = by_raw.get(a.tensor)
+                if n is None:
+                    continue
+                row = _panel_row(board, panel, n, a)
+                if a.count > 1:
+                    acc_lines.append(f"{n.label}: reached again, += {fmt_value(a.contribution)}: "
+                                     f"{' + '.join(row['terms'][-4:])}{' …' if len(row['terms']) > 4 else ''}"
+                                     f" = {fmt_value(a.total)}")
+                recv.append(n.id)
+                totals[n.label] = fmt_value(a.total)
+            numbers["totals"] = totals
+            active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
+                      and model.edges[k].index < len(e.grads) and e.grads[model.edges[k].index] is not None]
+            head = f"Backward step {e.step}: {node.label}" + (f" ({tape_name(e.tape)})" if many_tapes else "")
+            board.step("backward", head, node=gid[node.id], recv=[gid[k] for k in recv], edges=active,
+                       lines=lines + acc_lines, numbers=numbers)
+        elif kind == "gradient_end":
+            results = [f"∂target/∂{label_of(t)} = {fmt_value(r) if r is not None else 'None'}"
+                       for t, r in zip(e.sources, e.results)]
+            board.delta["results"] = results
+            recv = [gid[by_raw[t].id] for t, r in zip(e.sources, e.results) if r is not None and t in by_raw]
+            board.step("done", f"Done: gradients of {tape_name(e.tape)}", lines=results or ["(no sources)"],
+                       recv=recv)
+        elif kind == "state":
+            n = by_raw.get(e.variable)
+            name = (e.name or "variable").split(":")[0]
+            if n is not None:
+                board.delta["vals"].append([n.id, fmt_short(e.value)])
+            board.step("update", f"{name} updated ({e.how})", node=gid[n.id] if n is not None else None,
+                       lines=[f"{name} ← {fmt_value(e.value)}",
+                              "State changes are not recorded: the next step starts a new tape."])
+    return {
+        "title": title or "Automatic differentiation, step by step",
+        "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": n.label, "role": _role(n, targets, sources),
+                   "op": n.op or n.label, "shape": list(n.shape), "tensor": n._raw}
+                  for n in nodes],
+        "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
+                   "label": _slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
+                  for k, e in enumerate(model.edges)],
+        "steps": board.steps,
+    }
+
+
+def _following(events, i, tape, node):
+    """Indices of the ``accumulate`` events that belong to event ``i`` (a seed, or a node's rule).
+
+    An outer tape may record the inner tape's ``+=`` as an ``op`` event in
+    between; those are skipped over here (they get their own step).
+    """
+    j = i + 1
+    while j < len(events):
+        a = events[j]
+        if a.kind == "accumulate" and a.tape == tape and a.node == node:
+            yield j
+        elif not (a.kind == "op" and a.during is not None):
+            return
+        j += 1
+
+
+def _panel_row(board: _Board, panel: dict, n: M.Node, a: ev.Accumulate) -> dict:
+    """Add an accumulation to the gradient table and the node's text; returns the row."""
+    row = panel.setdefault(n.id, {"terms": []})
+    row["terms"].append(fmt_value(a.contribution))
+    total, short = fmt_value(a.total), fmt_short(a.total)
+    board.delta["panel"].append({"key": f"n{n.id}", "name": n.label, "term": row["terms"][-1], "total": total,
+                                 "count": a.count})
+    if a.count > 1:  # shown once as "+=", then settles into the running total
+        board.delta["grads"].append([n.id, f"+= {fmt_short(a.contribution)} → {short}"])
+        board.settle[n.id] = short
+    else:
+        board.delta["grads"].append([n.id, short])
+    return row
+
+
+def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
+    """The local rule with its numbers, one line per input that receives a gradient.
+
+    The formula and partial derivatives come from the op event (the table of
+    primitives); the local derivative's value is read off the step itself
+    (what was sent divided by what came in), so it is what the rule computed.
+    Returns (lines, numbers) where numbers holds upstream, local derivatives
+    and sent gradients as floats (None where not a scalar) for tests and plots.
+    """
+    expr, partials = op.formula, op.partials
+    up = step.upstream
+    u = scalar(up)
+    numbers = {"upstream": u, "local": [], "sent": []}
+    vals = [scalar(v) for v in op.in_values]
+    where = ", ".join(f"{_slot(i)} = {label_of(tid)}" + (f" = {fmt_number(vals[i])}" if vals[i] is not None
+                                                        and label_of(tid) != fmt_number(vals[i]) else "")
+                      for i, tid in enumerate(op.inputs))
+    lines = [f"{op.op_type}: {expr or op.op_type + '(…)'}" + (f"   with {where}" if where else ""),
+             f"upstream gradient = {fmt_value(up)}"]
+    for i, (tid, g) in enumerate(zip(op.inputs, step.grads)):
+        sym = partials[i] if i < len(partials) else None
+        sent = scalar(g)
+        local = sent / u if sent is not None and u not in (None, 0.0) else None
+        numbers["local"].append(local)
+        numbers["sent"].append(sent)
+        if g is None:
+            lines.append(f"→ {label_of(tid)}: nothing (not on a path to a source)")
+            continue
+        dd = f"∂({expr})/∂{_slot(i)}" if expr else f"∂{op.op_type}/∂{_slot(i)}"
+        if sym and local is not None:
+            lines.append(f"{dd} = {sym} = {fmt_number(local)}")
+            lines.append(f"   sent {fmt_value(up)} × {fmt_number(local)} = {fmt_value(g)} → {label_of(tid)}")
+        elif sym:
+            lines.append(f"{dd} = {sym}")
+            lines.append(f"   sent {fmt_value(g)} → {label_of(tid)}")
+        else:
+            lines.append(f"sent {fmt_value(g)} → {label_of(tid)}")
+    return lines, numbers
+
+
+# ---------------------------------------------------------------------------
+# Reading a storyboard back: every step in full
+# ---------------------------------------------------------------------------
+def states(story: dict):
+    """Yield each step's full state: the step's own fields plus ``alive``, ``vals``, ``grads``,
+    ``order`` (one entry per node), ``panel`` (rows with all their terms, ``fresh`` for rows this
+    step touched) and ``results``.
+
+    The yielded dicts are fresh copies, safe to keep.
+    """
+    n = len(story["nodes"])
+    alive, vals, grads, order = [0] * n, [""] * n, [""] * n, [""] * n
+    panel: dict[str, dict] = {}
+    results: list = []
+    for st in story["steps"]:
+        if st.get("reset"):
+            grads, order, panel, results = [""] * n, [""] * n, {}, []
+        for k in st.get("alive", ()):
+            alive[k] = 1
+        for k, text in st.get("vals", ()):
+            vals[k] = text
+        for k, text in st.get("grads", ()):
+            grads[k] = text
+        for k, text in st.get("order", ()):
+            order[k] = text
+        fresh = set()
+        for r in st.get("panel", ()):
+            row = panel.setdefault(r["key"], {"name": r["name"], "terms": [], "total": "", "count": 0})
+            row["terms"].append(r["term"])
+            row["total"], row["count"] = r["total"], r["count"]
+            fresh.add(r["key"])
+        if "results" in st:
+            results = list(st["results"])
+        full = {k: v for k, v in st.items() if k not in ("alive", "vals", "grads", "order", "panel", "reset")}
+        full.update(alive=list(alive), vals=list(vals), grads=list(grads), order=list(order), results=list(results),
+                    panel=[dict(row, terms=list(row["terms"]), fresh=key in fresh) for key, row in panel.items()])
+        yield full
+
+
+def state_at(story: dict, i: int) -> dict:
+    """Step ``i`` in full (see :func:`states`)."""
+    if not -len(story["steps"]) <= i < len(story["steps"]):
+        raise IndexError(f"step {i} of {len(story['steps'])}")
+    i %= len(story["steps"])
+    for k, st in enumerate(states(story)):
+        if k == i:
+            return st
+    raise AssertionError("unreachable")  # pragma: no cover
