@@ -111,7 +111,7 @@ def fmt_short(s) -> str:
     if s.size == 0:
         return "[]"
     if s.complete and s.size <= 2:
-        return fmt_value(s, digits=3)
+        return fmt_value(s, digits=4 if s.size == 1 else 3)
     return "×".join(str(d) for d in s.shape) + f" μ {fmt_number(s.mean, 3)}"
 
 

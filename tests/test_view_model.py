@@ -1,0 +1,260 @@
+"""One view model for every picture: invariants, per-thread traces, deltas, formulas from the table."""
+import gc
+import json
+import math
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import autodiff_viz as ad
+from autodiff_viz import events as ev
+from autodiff_viz import tour
+from autodiff_viz._registry import NOT_DIFFERENTIABLE, PRIMITIVES
+from autodiff_viz.viz import _model, _story
+
+pytest.importorskip("matplotlib")
+
+
+def _num(text):
+    return float(text)
+
+
+# ---------------------------------------------------------------------------
+# The gradient table is right at every step of every tour animation
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(tour.ANIMATIONS))
+def test_table_totals_are_the_sums_and_end_at_the_gradients(name):
+    anim = tour.ANIMATIONS[name]()
+    steps = anim.steps
+    assert any(s["phase"] == "backward" for s in steps)
+    for k, st in enumerate(steps):
+        for row in st["panel"]:
+            assert _num(row["total"]) == pytest.approx(sum(_num(t) for t in row["terms"]), rel=1e-3), \
+                (name, k, row)
+        if st["phase"] == "done":
+            # Each result equals the total its tensor's row holds when the backward pass ends.
+            totals = {row["name"]: _num(row["total"]) for row in st["panel"]}
+            for line in st["results"]:
+                who, value = line[len("∂target/∂"):].split(" = ")
+                assert totals[who] == pytest.approx(_num(value), rel=1e-6), (name, k, line)
+
+
+def test_second_derivative_table_shows_27_when_the_first_gradient_is_done():
+    anim = tour.animation_second_derivative()
+    first_done = next(s for s in anim.steps if s["phase"] == "done")
+    assert first_done["results"] == ["∂target/∂x = 27.0"]
+    row = next(r for r in first_done["panel"] if r["name"] == "x")
+    assert _num(row["total"]) == 27.0 and len(row["terms"]) == 3   # 3x² formed from three paths: 9 + 9 + 9
+    second_done = [s for s in anim.steps if s["phase"] == "done"][1]
+    assert second_done["results"] == ["∂target/∂x = 18.0"]          # 6x
+
+
+# ---------------------------------------------------------------------------
+# The storyboard is deltas: linear in ops, and replays to the same states
+# ---------------------------------------------------------------------------
+def _chain(n):
+    x = ad.constant(1.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(n):
+                y = y * 1.001
+        tape.gradient(y, x)
+    return tr
+
+
+def test_storyboard_grows_linearly_with_ops():
+    sizes = {}
+    for n in (50, 200):
+        tr = _chain(n)
+        story = _story.build_story(tr.events, _model.build(tr.events, subscripts=True))
+        sizes[n] = len(json.dumps(story["steps"]))
+    assert sizes[200] / sizes[50] < 4 * 1.3   # 4x the ops, about 4x the text (full snapshots gave 16x)
+
+
+def test_states_replay_deltas_to_full_steps():
+    tr = _chain(3)
+    anim = ad.viz.animate(tr)
+    full = anim.steps
+    assert len(full) == len(anim.data["steps"])
+    labels = [n["label"] for n in anim.nodes]
+    last = labels.index("Mul₃")
+    assert full[0]["alive"][last] == 0 and full[-1]["alive"][last] == 1
+    assert full[-1]["vals"][last] == "1.003"                # 1.001³
+    assert _story.state_at(anim.data, -1) == full[-1]
+
+
+def test_player_html_of_a_chain_stays_small():
+    tr = _chain(300)
+    html = ad.viz.animate(tr).to_html()
+    assert len(html.encode()) < 1_000_000   # full snapshots made this about 5 MB
+
+
+# ---------------------------------------------------------------------------
+# Formulas live in the table of primitives and travel in the events
+# ---------------------------------------------------------------------------
+def test_every_differentiable_op_has_a_formula_and_partials():
+    missing = [p.type for p in PRIMITIVES.values()
+               if p.grad is not NOT_DIFFERENTIABLE and callable(p.grad) and (not p.formula or not p.partials)]
+    assert missing == []
+
+
+def test_op_events_carry_the_formula_and_the_rule_text_uses_it():
+    x = ad.constant(2.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = ad.sin(x)
+        tape.gradient(y, x)
+    op = next(e for e in tr.events if e.kind == "op")
+    assert (op.formula, op.partials) == ("sin(a)", ("cos(a)",))
+    again = ad.Trace.from_json(tr.to_json())
+    assert next(e for e in again.events if e.kind == "op").partials == ("cos(a)",)
+    back = next(s for s in ad.viz.animate(tr).steps if s["phase"] == "backward")
+    # The local derivative's number is read off the step: cos(2).
+    assert back["numbers"]["local"][0] == pytest.approx(math.cos(2.0), rel=1e-6)
+    assert f"∂(sin(a))/∂a = cos(a) = {back['lines'][2].rsplit(' = ', 1)[1]}" == back["lines"][2]
+
+
+# ---------------------------------------------------------------------------
+# One model: graph and animation agree on labels
+# ---------------------------------------------------------------------------
+def test_graph_and_animation_name_nodes_alike():
+    x, y = ad.constant(3.0), ad.constant(2.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch([x, y])
+            z = x * y + ad.sin(x)
+        tape.gradient(z, [x, y])
+    g = ad.viz.graph(tr)
+    a = ad.viz.animate(tr)
+    assert [n.label for n in g.model.nodes if n.is_leaf] == ["x", "y"]
+    assert [n["label"] for n in a.nodes if n["kind"] == "leaf"] == ["x", "y"]
+    named = ad.viz.graph(tr, names={"z": z})
+    assert "z" in [n.label for n in named.model.nodes]
+
+
+def test_animate_a_function_uses_its_parameter_names():
+    anim = ad.viz.animate(lambda a, b: a * a * b, 2.0, 3.0, linked=False)
+    assert [n["label"] for n in anim.nodes if n["kind"] == "leaf"] == ["a", "b"]
+
+
+# ---------------------------------------------------------------------------
+# Invariants: bad traces raise TraceFormatError naming the event, never hang
+# ---------------------------------------------------------------------------
+S = ev.summarize
+
+
+def _op(seq, node, inputs, output, shape=()):
+    return ev.Op(seq, 1, node=node, op_type="Mul", inputs=inputs, output=output, shape=shape, value=S(1.0))
+
+
+@pytest.mark.parametrize("events, words", [
+    ([ev.TapeBegin(0, 1), _op(1, 1, (10, 11), 11)], "used before"),                    # its own input
+    ([ev.TapeBegin(0, 1), _op(1, 1, (12,), 11), _op(2, 2, (11,), 12)], "used before"),  # a two-op cycle
+    ([ev.TapeBegin(0, 1), _op(1, 1, (10,), 11), _op(2, 2, (10,), 11)], "already made"),
+    ([ev.TapeBegin(0, 1), ev.BackwardStep(1, 1, node=99, op_type="Mul")], "never recorded"),
+    ([ev.TapeBegin(0, 1), ev.Accumulate(1, 1, tensor=3, node=7)], "never recorded"),
+    ([ev.TapeBegin(0, 1), _op(1, 1, (10,), 11, shape=(2 ** 40, 2 ** 40))], "more elements"),
+    ([ev.TapeBegin(0, 1), _op(1, 1, (10,), 11, shape=(-1, 2))], "not a shape"),
+])
+def test_broken_traces_raise_a_format_error(events, words):
+    for view in (ad.viz.graph, ad.viz.animate):
+        with pytest.raises(ev.TraceFormatError, match=words) as info:
+            view(events)
+        assert "event 1" in str(info.value) or "event 2" in str(info.value)
+
+
+def test_a_cyclic_trace_from_json_is_refused_quickly():
+    text = json.dumps({"format": ev.FORMAT, "version": ev.VERSION, "events": [
+        ev.event_to_dict(e) for e in [ev.TapeBegin(0, 1), _op(1, 1, (12,), 11), _op(2, 2, (11,), 12)]]})
+    tr = ad.Trace.from_json(text)
+    with pytest.raises(ev.TraceFormatError):
+        ad.viz.animate(tr)
+
+
+# ---------------------------------------------------------------------------
+# Traces are per thread, bounded, and not kept alive by the package
+# ---------------------------------------------------------------------------
+def test_a_trace_sees_only_its_own_thread():
+    started, done = threading.Event(), threading.Event()
+
+    def train():
+        v = ad.Variable(1.0)
+        started.set()
+        while not done.is_set():
+            with ad.GradientTape() as t:
+                loss = v * v
+            t.gradient(loss, v)
+
+    other = threading.Thread(target=train)
+    other.start()
+    started.wait()
+    try:
+        x = ad.constant(2.0)
+        with ad.trace() as tr:
+            for _ in range(50):
+                with ad.GradientTape() as tape:
+                    tape.watch(x)
+                    y = x * x * x
+                tape.gradient(y, x)
+    finally:
+        done.set()
+        other.join()
+    ops = [e for e in tr.events if e.kind == "op"]
+    assert len(ops) == 100 and {e.op_type for e in ops} == {"Mul"}
+    assert [e.seq for e in tr.events] == list(range(len(tr.events)))
+    assert len({e.tape for e in tr.events}) == 50
+    assert sum(1 for e in tr.events if e.kind == "gradient_begin") == 50
+
+
+def test_a_full_trace_drops_events_with_one_warning():
+    x = ad.constant(2.0)
+    with pytest.warns(RuntimeWarning, match="max_events"):
+        with ad.trace(max_events=20) as tr:
+            for _ in range(10):
+                with ad.GradientTape() as tape:
+                    tape.watch(x)
+                    y = x * x
+                tape.gradient(y, x)
+    assert len(tr.events) == 20 and tr.dropped > 0
+    with pytest.raises(ValueError, match="max_events"):
+        with ad.trace(max_events=0):
+            pass
+
+
+def test_a_closed_trace_is_freed_with_its_names_and_tapes():
+    x = ad.constant(2.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+    ref = weakref.ref(tr)
+    assert ad.viz.graph(tape).model.traced   # the tape finds its trace
+    del tr
+    gc.collect()
+    assert ref() is not None                 # the tape still holds it
+    del tape, y
+    gc.collect()
+    assert ref() is None
+
+
+# ---------------------------------------------------------------------------
+# A tape recorded without a trace says so, and never prints None
+# ---------------------------------------------------------------------------
+def test_untraced_tape_is_drawn_with_a_hint_and_no_none():
+    x = ad.constant(3.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tape.gradient(y, x)
+    g = ad.viz.graph(tape)
+    assert not g.model.traced and any("ad.trace()" in r for r in g.model.remarks)
+    assert "None" not in g.source
+    assert "ad.trace()" in g.source
+    anim = ad.viz.animate(tape)
+    assert any("ad.trace()" in line for line in anim.steps[0]["lines"])
+    assert not any("None" in v for st in anim.steps for v in st["vals"])
