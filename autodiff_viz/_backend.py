@@ -8,6 +8,7 @@ whatever the current default is, and mixing devices in one op is an error.
 from __future__ import annotations
 
 import contextlib
+import sys as _sys
 import threading
 
 import numpy as _np
@@ -40,6 +41,7 @@ def _load(name: str):
         except ImportError as e:  # pragma: no cover - depends on the machine
             raise ImportError(_INSTALL_HINT["cupy"]) from e
         ns = cupy
+        _NUMPY_TYPES[cupy.ndarray] = cupy
     elif name == "array_api_strict":
         try:
             import array_api_strict as ns
@@ -89,17 +91,32 @@ def backend(name: str):
         _state.xp, _state.name = old
 
 
-def namespace_of(value):
-    """The array namespace an array belongs to."""
+def array_namespace(value):
+    """The namespace of a NumPy, CuPy or Array-API array; None for anything else
+    (Python numbers and lists)."""
     ns = _NUMPY_TYPES.get(type(value))
     if ns is not None:
         return ns
-    get = getattr(value, "__array_namespace__", None)
-    if get is None:
-        return _np
-    ns = get()
+    # CuPy arrays have no ``__array_namespace__``: recognised by type, and only
+    # when CuPy is already imported (no CuPy array can exist otherwise).
+    cupy = _sys.modules.get("cupy")
+    if cupy is not None and isinstance(value, cupy.ndarray):
+        ns = _load("cupy")
+    else:
+        get = getattr(value, "__array_namespace__", None)
+        if get is None:
+            return None
+        ns = get()
     _NUMPY_TYPES[type(value)] = ns
     return ns
+
+
+def namespace_of(value):
+    """The array namespace an array belongs to (NumPy for Python values)."""
+    ns = _NUMPY_TYPES.get(type(value))
+    if ns is not None:
+        return ns
+    return array_namespace(value) or _np
 
 
 def to_numpy(value):
@@ -143,6 +160,11 @@ class _ArrayAPIShim:
     def astype(self, x, dtype):
         """``x`` converted to ``dtype`` (any dtype spelling ``dtype()`` accepts)."""
         return self.xp.astype(x, self.dtype(dtype))
+
+    def asarray(self, value, dtype):
+        """A host value (NumPy array or Python number) as an array of this
+        namespace; ``dtype`` is one of the namespace's dtypes."""
+        return self.xp.asarray(value, dtype=dtype)
 
     def index(self, index):
         """An index tuple the namespace accepts: host index arrays moved over,
@@ -233,14 +255,26 @@ class _NumpyShim(_ArrayAPIShim):
 
 
 class _CupyShim(_NumpyShim):  # pragma: no cover - needs a GPU
+    # cupy.asarray turns a 0-d host array or a Python -0.0 into +0.0 (CuPy 14.2);
+    # a one-element array copied over keeps the sign bit.
+    def asarray(self, value, dtype):
+        host = _np.asarray(value, dtype=dtype)
+        if host.ndim == 0:
+            return self.xp.asarray(host.reshape(1)).reshape(())
+        return self.xp.asarray(host)
+
     def index(self, index):
         return tuple(self.xp.asarray(i) if isinstance(i, (_np.ndarray, list)) else i for i in index)
 
     def scatter_add(self, g, index, shape):
-        import cupyx
-
         out = self.xp.zeros(shape, dtype=g.dtype)
-        cupyx.scatter_add(out, index, g)
+        add_at = getattr(self.xp.add, "at", None)  # CuPy 14 deprecates cupyx.scatter_add for add.at
+        if add_at is not None:
+            add_at(out, index, g)
+        else:
+            import cupyx
+
+            cupyx.scatter_add(out, index, g)
         return out
 
 

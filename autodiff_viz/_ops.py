@@ -62,7 +62,7 @@ def _tensor(x, like=None, op="op"):
         xp = _namespace_of(like._value)
         if xp is not _backend.current() and not isinstance(x, (_np.ndarray, _np.generic)):
             # A Python number has no device: it joins the tensor's backend, not the default one.
-            return _wrap(xp.asarray(x, dtype=like._value.dtype))
+            return _wrap(_backend.shim(xp).asarray(x, like._value.dtype))
         return convert_to_tensor(x, dtype=dt)
     return convert_to_tensor(x)
 

@@ -299,9 +299,10 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
                 np_dtype = hint.as_numpy_dtype
     else:
         np_dtype = None
-    if not isinstance(value, (_np.ndarray, _np.generic)) and hasattr(value, "__array_namespace__"):
+    ns = None if isinstance(value, (_np.ndarray, _np.generic, bool, int, float, list, tuple)) else _backend.array_namespace(value)
+    if ns is not None:
         # Another library's array (CuPy, a strict Array-API array) stays on its device.
-        arr = value if dtype is None else _backend.shim(value.__array_namespace__()).astype(value, _dtypes.as_dtype(dtype))
+        arr = value if dtype is None else _backend.shim(ns).astype(value, _dtypes.as_dtype(dtype))
         _dtypes.of_array(arr)
         return _wrap(arr)
     try:
@@ -311,7 +312,7 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
         _dtypes.of_array(host)
     except (TypeError, ValueError) as e:
         raise type(e)(f"convert_to_tensor: cannot make a tensor of numbers from {value!r:.80}: {e}") from None
-    arr = host if xp is _np else xp.asarray(host, dtype=_backend.shim(xp).dtype(host.dtype))
+    arr = host if xp is _np else _backend.shim(xp).asarray(host, _backend.shim(xp).dtype(host.dtype))
     if dtype is None and isinstance(value, (list, tuple, float)) and _dtypes.of_array(arr) is _dtypes.float64:
         arr = _backend.shim(xp).astype(arr, _dtypes.float32)
     return _wrap(arr)

@@ -275,6 +275,31 @@ def test_cupy_mixed_with_numpy_is_an_error_not_a_copy():
         a * b
 
 
+def test_cupy_arrays_are_recognised_and_stay_on_the_gpu():
+    # CuPy arrays have no __array_namespace__: the backend must know them by type.
+    cp = _cupy()
+    a = cp.asarray([1.0, 2.0], dtype=cp.float32)
+    assert _backend.namespace_of(a) is cp and _backend.array_namespace(a) is cp
+    with ad.backend("numpy"):
+        t = ad.constant(a)
+        u = ad.convert_to_tensor(a, dtype=ad.float64)
+    assert isinstance(t._value, cp.ndarray) and t.dtype == ad.float32
+    assert isinstance(u._value, cp.ndarray) and u.dtype == ad.float64
+    c = t * 2.0 + 1  # outside a cupy block: the numbers follow t onto the GPU
+    assert isinstance(c._value, cp.ndarray) and c.numpy().tolist() == [3.0, 5.0]
+
+
+def test_cupy_keeps_the_sign_of_negative_zero():
+    cp = _cupy()
+    with ad.backend("cupy"):
+        z = ad.constant(-0.0)
+        f = ad.fill((3,), -0.0)
+        x = ad.constant([1.0, 2.0])
+    assert isinstance(z._value, cp.ndarray) and isinstance(f._value, cp.ndarray)
+    assert np.signbit(z.numpy()) and np.signbit(f.numpy()).all()
+    assert np.signbit((x * -0.0).numpy()).all()  # outside the block: the number joins x's backend
+
+
 # -- Python numbers as operands (converted once and reused on NumPy) --------------
 def test_python_number_operands_keep_sign_nan_and_dtype():
     x = ad.constant([1.0, 2.0])
