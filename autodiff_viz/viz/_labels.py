@@ -12,8 +12,9 @@ Graphviz (DOT), SVG, HTML or matplotlib it goes through here:
 2. :func:`shorten` cuts long text with an ellipsis, so one long name cannot
    make a picture unreadable or pass Graphviz's 16,384-character limit on a
    label.
-3. One escaper per target: :func:`for_dot_html` (HTML-like labels),
-   :func:`for_dot_string` (quoted DOT strings such as tooltips),
+3. One escaper per target: :func:`for_dot_html` (HTML-like labels, where
+   backslashes are doubled), :func:`for_dot_string` (quoted DOT strings such
+   as tooltips, where a backslash is drawn as a look-alike),
    :func:`for_html` (page text and attributes), :func:`for_mpl` plus
    :data:`MPL_TEXT` (matplotlib text, never parsed as math or TeX).
 
@@ -181,31 +182,38 @@ def lines(text, limit: int = LINE_LIMIT, max_lines: int = 1, wrap: bool = False,
 
 def for_dot_html(text, limit: int = LINE_LIMIT, max_lines: int = 1, wrap: bool = False, where: str = "middle",
                  br: str = "<br/>") -> str:
-    """Text for a Graphviz HTML-like label (``label=<...>``): cleaned, shortened, entity-escaped.
+    r"""Text for a Graphviz HTML-like label (``label=<...>``): cleaned, shortened, escaped.
 
-    Inside ``<...>`` only ``&``, ``<`` and ``>`` (and quotes, within
-    attributes) are special; a backslash is plain text there.  Lines are joined
-    with ``br``.
+    ``&``, ``<``, ``>`` and quotes become entities.  Each backslash is doubled:
+    Graphviz expands ``\N`` (node name), ``\G`` (graph name), ``\L``... in
+    label text too, after reading entities, and reads ``\\`` as one
+    backslash.  Lines are joined with ``br``.
 
-    >>> for_dot_html('<b>"x"</b> & \\\\')
-    '&lt;b&gt;&quot;x&quot;&lt;/b&gt; &amp; \\\\'
+    >>> print(for_dot_html('<b>"x"</b> & \\G'))
+    &lt;b&gt;&quot;x&quot;&lt;/b&gt; &amp; \\G
     >>> for_dot_html("n" * 100, limit=9)
     'nnnn…nnnn'
     """
-    return br.join(html.escape(line, quote=True) for line in lines(text, limit, max_lines, wrap, where))
+    return br.join(html.escape(line, quote=True).replace("\\", "\\\\")
+                   for line in lines(text, limit, max_lines, wrap, where))
+
+
+# Stands in for a backslash in quoted DOT strings: Graphviz 2.43 reads escapes in a tooltip
+# twice (so no one way of doubling backslashes shows them the same in every version).
+BACKSLASH_STAND_IN = "\u29f5"  # REVERSE SOLIDUS OPERATOR, which looks like a backslash
 
 
 def for_dot_string(text, limit: int = TOOLTIP_LIMIT, where: str = "middle") -> str:
-    """Text for inside a double-quoted DOT string (``tooltip="..."``), on one line.
+    r"""Text for inside a double-quoted DOT string (``tooltip="..."``), on one line.
 
-    Quotes and markup become entities (Graphviz reads them back), and each
-    backslash is doubled: Graphviz reads ``\\\\N``, ``\\\\G``... as escapes in
-    such strings, and a trailing backslash would swallow the closing quote.
+    Quotes and markup become entities (Graphviz reads them back).  A backslash
+    becomes ``⧵`` (U+29F5): in these strings Graphviz expands ``\N``, ``\G``,
+    ``\n``... and a trailing backslash would swallow the closing quote.
 
-    >>> for_dot_string('a\\\\ "b"')
-    'a\\\\\\\\ &quot;b&quot;'
+    >>> print(for_dot_string('a\\N "b"\\'))
+    a⧵N &quot;b&quot;⧵
     """
-    return html.escape(shorten(clean(text), limit, where), quote=True).replace("\\", "\\\\")
+    return html.escape(shorten(clean(text), limit, where), quote=True).replace("\\", BACKSLASH_STAND_IN)
 
 
 def for_html(text, limit: int = TITLE_LIMIT, where: str = "end") -> str:
