@@ -9,8 +9,8 @@ run no scripts; the script replaces it.
 
 The page title and the alternative text are user text: they go through
 :func:`._labels.for_html` (cleaned, shortened, escaped).  The widget's state
-is JSON inside the script, where ``</`` is escaped so no string can end the
-script element.
+is JSON inside the script, with ``<``, ``>`` and ``&`` written as ``\\u003c``...
+so no string can end the script element.
 """
 from __future__ import annotations
 
@@ -40,9 +40,13 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 
 
 def _script_json(obj) -> str:
-    """JSON that is safe inside a <script> element."""
+    """JSON that is safe inside a <script> element (and still JSON).
+
+    ``<``, ``>`` and ``&`` only occur inside strings, where ``\\u003c``... mean
+    the same: so no text can end the script (``</script>``) or open a comment.
+    """
     text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def widget_html(kind: str, data: dict, title: str = "autodiff_viz", standalone: bool = True, alt: str = "",
