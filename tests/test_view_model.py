@@ -47,6 +47,15 @@ def test_second_derivative_table_shows_27_when_the_first_gradient_is_done():
     assert first_done["results"] == ["∂target/∂x = 27.0"]
     row = next(r for r in first_done["panel"] if r["name"] == "x")
     assert _num(row["total"]) == 27.0 and len(row["terms"]) == 3   # 3x² formed from three paths: 9 + 9 + 9
+    # A "+=" is shown on the step that adds it; the next step shows the plain running total.
+    k = anim.steps.index(first_done)
+    xi = [n["label"] for n in anim.nodes].index("x")
+    plus = [i for i, s in enumerate(anim.steps) if s["grads"][xi].startswith("+=")]
+    assert plus
+    for i in plus:
+        now, after = anim.steps[i]["grads"][xi], anim.steps[i + 1]["grads"][xi]
+        assert after == now.split("→ ")[1] or after.startswith("+=")
+    assert anim.steps[k]["grads"][xi] == "27.0"
     second_done = [s for s in anim.steps if s["phase"] == "done"][1]
     assert second_done["results"] == ["∂target/∂x = 18.0"]          # 6x
 

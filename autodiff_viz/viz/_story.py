@@ -62,7 +62,8 @@ class _Board:
         self.model = model
         self.steps: list[dict] = []
         self.delta = self._empty()
-        self.settle: dict[int, str] = {}   # "+= c → total" texts to turn into the plain total next step
+        self.settle: dict[int, str] = {}   # "+= c → total" texts this step shows: the plain total next step
+        self.carry: dict[int, str] = {}
 
     @staticmethod
     def _empty():
@@ -70,10 +71,10 @@ class _Board:
 
     def step(self, phase, title, node=None, recv=(), edges=(), lines=(), numbers=None):
         d = self.delta
-        for k, text in self.settle.items():
+        for k, text in self.carry.items():   # last step's "+=" texts settle now, unless this step set them
             if not any(i == k for i, _ in d["grads"]):
                 d["grads"].append([k, text])
-        self.settle = {}
+        self.carry, self.settle = self.settle, {}
         entry = {"phase": phase, "title": title, "node": node, "recv": list(recv), "edges": list(edges),
                  "lines": list(lines), "numbers": numbers or {}}
         for key in ("alive", "vals", "grads", "order", "panel"):
