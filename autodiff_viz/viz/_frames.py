@@ -140,7 +140,7 @@ class FrameRenderer:
             lab = self.ax.text(p["x"], y0 + 22, "", fontsize=15 * k, fontweight="bold", ha="center",
                                va="baseline", zorder=4, **TEXT)
             # the name fits inside its box (less the rounded corners), shortened in the middle if need be
-            self._fit(lab, _labels.for_mpl(n["label"]), self._width_px(p["w"] - 8), "middle", p["w"] / 15.0)
+            self._fit(lab, _labels.for_mpl(n["label"]), self._width_px(p["w"] - 16), "middle", p["w"] / 15.0)
             val = self.ax.text(p["x"], y0 + 45, "", fontsize=14 * k, ha="center", va="baseline", color="#333333",
                                zorder=4, **TEXT)
             grad = self.ax.text(p["x"], y0 + 67, "", fontsize=14 * k, ha="center", va="baseline",
