@@ -108,13 +108,9 @@ class _Converter:
         self._add(TapeReset, tid)
 
     def on_watch(self, tid, p):
-        t = p["tensor"]
-        name = _var_name(t)
         if self.tensors is not None:
-            self.tensors[t._id] = t
-        self._add(Watch, tid, tensor=t._id, name=name, variable=name is not None,
-                  trainable=bool(getattr(t, "trainable", False)) if name is not None else False,
-                  auto=bool(p.get("auto", False)), value=summarize(t))
+            self.tensors[p["tensor"]._id] = p["tensor"]
+        self._add(Watch, tid, **watch_fields(p["tensor"], bool(p.get("auto", False))))
 
     def on_op(self, tid, p):
         if self.tensors is not None and p.get("output") is not None:
@@ -123,20 +119,13 @@ class _Converter:
                   during=self.in_gradient[-1] if self.in_gradient else None)
 
     def on_op_skipped(self, tid, p):
-        from ._tape import current_scope  # noqa: PLC0415  (_tape imports this module's hooks)
-
-        out = p["output"]
-        self._add(OpSkipped, tid, op_type=p["op_type"], scope=current_scope(),
-                  inputs=tuple(t._id for t in p["inputs"]), output=out._id, shape=tuple(out.shape),
-                  dtype=_dtype_name(out), reason=p.get("reason", "stop_recording"), value=summarize(out))
+        self._add(OpSkipped, tid, **skipped_fields(p))
 
     def on_leave(self, tid, p):
-        t = p["tensor"]
-        self._add(Leave, tid, tensor=t._id, how=p.get("how", "numpy"), value=summarize(t))
+        self._add(Leave, tid, **leave_fields(p))
 
     def on_state(self, tid, p):
-        v = p["variable"]
-        self._add(State, tid, variable=v._id, name=_var_name(v), how=p.get("how", "assign"), value=summarize(v))
+        self._add(State, tid, **state_fields(p))
 
     def on_gradient_begin(self, tid, p):
         if tid in self.in_gradient:  # a previous call on this tape raised before its end event
@@ -168,6 +157,34 @@ class _Converter:
             del self.in_gradient[self.in_gradient.index(tid):]
         self._add(GradientEnd, tid, sources=tuple(s._id for s in p["sources"]),
                   results=tuple(summarize(r) for r in p["results"]), spent=bool(p.get("spent", False)))
+
+
+# One function per event kind, shared by live recording and :func:`from_tape` (whose
+# notes hold the same payloads the hooks announce).
+def watch_fields(t, auto: bool) -> dict:
+    name = _var_name(t)
+    return dict(tensor=t._id, name=name, variable=name is not None,
+                trainable=bool(getattr(t, "trainable", False)) if name is not None else False,
+                auto=auto, value=summarize(t))
+
+
+def skipped_fields(p) -> dict:
+    from ._tape import current_scope  # noqa: PLC0415  (_tape imports this module's hooks)
+
+    out = p["output"]
+    return dict(op_type=p["op_type"], scope=p.get("scope", current_scope()), inputs=tuple(t._id for t in p["inputs"]),
+                output=out._id, shape=tuple(out.shape), dtype=_dtype_name(out),
+                reason=p.get("reason", "stop_recording"), value=summarize(out))
+
+
+def leave_fields(p) -> dict:
+    t = p["tensor"]
+    return dict(tensor=t._id, how=p.get("how", "numpy"), value=summarize(t))
+
+
+def state_fields(p) -> dict:
+    v = p["variable"]
+    return dict(variable=v._id, name=_var_name(v), how=p.get("how", "assign"), value=summarize(v))
 
 
 def _op_fields(node, inputs=None) -> dict:
@@ -326,8 +343,7 @@ def from_tape(tape) -> Trace:
     variables = dict(tape._variables)
     produced = {n.out_id for n in nodes}
     for vid, var in sorted(variables.items()):
-        add(Watch, tensor=vid, name=var.name, variable=True, trainable=var.trainable,
-            auto=var.trainable and tape._auto, value=summarize(var))
+        add(Watch, **watch_fields(var, var.trainable and tape._auto))
     for tid in sorted(i for i in tape._live if i not in produced and i not in variables):
         if tid not in variables:
             add(Watch, tensor=tid, value=None)
@@ -336,18 +352,12 @@ def from_tape(tape) -> Trace:
         f["in_names"] = tuple(variables[i].name if i in variables else nm for i, nm in zip(n.in_ids, f["in_names"]))
         outs = getattr(n, "outputs", None) or (None,)
         add(Op, **f, value=summarize(outs[0]) if outs[0] is not None else None)
+    notes = {"leave": (Leave, leave_fields), "state": (State, state_fields),
+             "op_skipped": (OpSkipped, lambda info: skipped_fields(dict(info, scope=info.get("scope", ""))))}
     for kind, info in tape._notes:
-        if kind == "leave":
-            t = info["tensor"]
-            add(Leave, tensor=t._id, how=info.get("how", "numpy"), value=summarize(t))
-        elif kind == "state":
-            v = info["variable"]
-            add(State, variable=v._id, name=_var_name(v), how=info.get("how", "assign"), value=summarize(v))
-        elif kind == "op_skipped":
-            out = info["output"]
-            add(OpSkipped, op_type=info["op_type"], inputs=tuple(t._id for t in info["inputs"]), output=out._id,
-                shape=tuple(out.shape), dtype=_dtype_name(out), reason=info.get("reason", "stop_recording"),
-                value=summarize(out))
+        if kind in notes:
+            cls, fields = notes[kind]
+            add(cls, **fields(info))
     if spent and not tape._persistent:
         add(GradientEnd, spent=True)
     return Trace(events)

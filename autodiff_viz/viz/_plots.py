@@ -104,8 +104,8 @@ def plot_derivatives(f, x=(-3.0, 3.0), order: int = 1, ax=None, title=None):
 
     >>> import autodiff_viz as ad
     >>> fig = plot_derivatives(lambda x: ad.sin(x) * x, (-4, 4), order=2)
-    >>> [l.get_label() for l in fig.axes[0].get_lines()]
-    ["f(x)", "f'(x)", "f''(x)"]
+    >>> fig.axes[0].get_legend_handles_labels()[1]
+    ['f(x)', "f'(x)", "f''(x)"]
     """
     import matplotlib.pyplot as plt
 

@@ -24,8 +24,8 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 >>> story = build_story(tr.events, _model.build(tr.events, subscripts=True))
 >>> [s["phase"] for s in story["steps"]]
 ['start', 'forward', 'seed', 'backward', 'done']
->>> last = list(states(story))[-1]
->>> last["panel"][0]["terms"], last["panel"][0]["total"]
+>>> row = [r for r in list(states(story))[-1]["panel"] if r["name"] == "x"][0]
+>>> row["terms"], row["total"]
 (['3.0', '3.0'], '6.0')
 """
 from __future__ import annotations
