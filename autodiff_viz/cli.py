@@ -5,16 +5,57 @@
     autodiff-viz animate script.py -o steps.gif        the forward and backward passes, step by step
                                                        (.gif, .html: a self-contained player, .mp4)
     autodiff-viz tour OUTDIR [--format svg]            the guides' examples as pictures
+
+The script runs in a child process under ``ad.trace()``, with a time limit
+(``--timeout``) and a memory limit (``--memory-limit``).  The child hands the
+trace back as JSON, which this process loads with ``Trace.from_json`` (so a
+script cannot hand over anything but events) and draws.  The child's standard
+input is empty (``input()`` sees the end of the file), so that it can run in
+a process group of its own, which a timeout kills whole.
+
+Every failure prints one line ``autodiff-viz: ...`` on standard error (after
+the script's own traceback when the script raised) and exits non-zero: 1 when
+the script or the drawing failed, 2 for a wrong command line, 130 when
+interrupted.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
 import pathlib
 import runpy
+import signal
+import subprocess
 import sys
+import tempfile
 import traceback
 
 FORMATS = ("png", "svg", "pdf", "dot")
+MOVIES = ("gif", "html", "mp4")
+
+# A lesson's script records in well under a second, and starting Python with NumPy
+# takes a second or two; two minutes leaves room for a slow machine or a small
+# training loop, yet a script stuck in a loop ends while someone still waits for it.
+DEFAULT_TIMEOUT_S = 120.0
+# Memory the script may take beyond what Python, NumPy and autodiff_viz hold when it
+# starts (RLIMIT_AS, POSIX only): far more than a traced lesson needs (a trace keeps
+# summaries, not arrays), less than an ordinary laptop has, so a runaway allocation
+# ends with MemoryError instead of swapping the machine to a halt.  0: no limit
+# (needed for the CuPy backend: CUDA reserves a large address space).
+DEFAULT_MEMORY_MIB = 4096
+# Events the script's trace keeps (later ones are dropped with a warning): no graph
+# or animation of more is readable, and the trace file stays under about 100 MB.
+MAX_EVENTS = 100_000
+# The largest trace file this process reads back (well above MAX_EVENTS events).
+MAX_TRACE_BYTES = 256 * 2 ** 20
+MAX_FPS = 100  # a GIF frame lasts at least 1/100 s
+
+_RECORD = "_record"  # the child's private command (see _record_main)
+# How the child starts: import this copy of the package (whatever the current directory), then record.
+_BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import autodiff_viz.cli as c; del sys.path[0]; "
+         "sys.exit(c._record_main(sys.argv[1:]))")
 
 
 class _Stop(Exception):
@@ -24,45 +65,303 @@ class _Stop(Exception):
         self.code = code
 
 
+def _one_line(text, limit=300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _fail(message, code):
-    print(f"autodiff-viz: {message}", file=sys.stderr)
+    print(f"autodiff-viz: {_one_line(message, 1000)}", file=sys.stderr)
     raise _Stop(code)
 
 
-def _run_script(args):
-    """Run the script under a trace; its trace and tapes, or a printed reason to stop."""
-    from ._recording import trace
-
-    script = pathlib.Path(args.script)
-    if not script.is_file():
-        _fail(f"no such script: {script}", 2)
-    old_argv = sys.argv
-    sys.argv = [str(script), *args.script_args]
-    failed = None
+# ---------------------------------------------------------------------------
+# Argument types: a wrong value is argparse's one-line error and exit status 2
+# ---------------------------------------------------------------------------
+def _number(text, what):
     try:
-        with trace() as tr:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what}: expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{what}: expected a finite number, got {text!r}")
+    return value
+
+
+def _fps(text):
+    value = _number(text, "frames per second")
+    if not 0 < value <= MAX_FPS:
+        raise argparse.ArgumentTypeError(f"frames per second must be above 0 and at most {MAX_FPS}, got {text}")
+    return value
+
+
+def _timeout(text):
+    value = _number(text, "seconds")
+    if not 0 < value <= 7 * 24 * 3600:
+        raise argparse.ArgumentTypeError(f"the timeout must be above 0 and at most a week (604800 s), got {text}")
+    return value
+
+
+def _memory(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of MiB (0: no limit), got {text!r}") from None
+    if not 0 <= value <= 2 ** 40:
+        raise argparse.ArgumentTypeError(f"the memory limit is between 0 (no limit) and 2**40 MiB, got {text}")
+    return value
+
+
+def _tape(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a tape number (1 for T1), got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"tapes are numbered from 1 (T1), got {text}")
+    return value
+
+
+# ---------------------------------------------------------------------------
+# The child: runs the script under a trace and writes what happened
+# ---------------------------------------------------------------------------
+def _vm_bytes() -> int:
+    """The address space this process maps now (0 where /proc cannot tell)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _limit_memory(mib):
+    """Cap the address space at what is mapped now plus ``mib`` MiB; the old soft limit, to restore."""
+    try:
+        import resource
+    except ImportError:  # not POSIX: no limit
+        return None
+    if not mib:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    want = _vm_bytes() + mib * 2 ** 20
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    if soft != resource.RLIM_INFINITY and soft <= want:
+        return None  # already tighter
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+    except (ValueError, OSError):
+        return None
+    return soft
+
+
+def _unlimit_memory(old_soft):
+    if old_soft is None:
+        return
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (old_soft, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    except (ValueError, OSError):
+        pass
+
+
+def _write_json(path, data):
+    tmp = path.with_suffix(".part")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _record_main(argv) -> int:
+    """The child's side: ``_record OUTDIR MEMORY_MIB SCRIPT [ARGS...]``.
+
+    Writes ``OUTDIR/trace.json`` (the trace) and then ``OUTDIR/status.json``:
+    ``{"code": 0}`` or ``{"code": N, "message": "..."}``.  The parent prints
+    the message; this side prints only the script's own output and traceback.
+    """
+    outdir, mib, script, *script_args = argv
+    outdir, mib, script = pathlib.Path(outdir), int(mib), pathlib.Path(script)
+    status = {"code": 1, "message": f"could not record {script}"}
+    old_soft = None
+    try:
+        import warnings
+
+        from ._recording import trace
+
+        # a full trace is reported by the parent, in the command's words
+        warnings.filterwarnings("ignore", message=r"ad\.trace\(max_events=", category=RuntimeWarning)
+
+        here = str(script.resolve().parent)  # first on the path, as `python script.py` puts it
+        if sys.path and sys.path[0] == "":
+            sys.path[0] = here
+        else:
+            sys.path.insert(0, here)
+        sys.argv = [str(script), *script_args]
+        old_soft = _limit_memory(mib)
+        failed = None
+        with trace(max_events=MAX_EVENTS) as tr:
             try:
                 runpy.run_path(str(script), run_name="__main__")
             except SystemExit as e:  # sys.exit() or sys.exit(0) ends the script normally
                 if e.code not in (None, 0):
                     failed = e
-            except Exception as e:
+            except BaseException as e:  # noqa: BLE001 - whatever the script raises is reported
                 failed = e
+        if failed is None:
+            (outdir / "trace.json").write_text(tr.to_json(), encoding="utf-8")
+            status = {"code": 0, "dropped": tr.dropped}
+        else:
+            del tr
+            status = _verdict(failed, script, mib)
+    except MemoryError:
+        status = {"code": 1, "message": f"{script}: its trace did not fit in memory ({_limit_text(mib)}); "
+                                        "nothing was drawn"}
+    except KeyboardInterrupt:
+        status = {"code": 130, "message": f"{script} was interrupted; nothing was drawn"}
+    except BaseException as e:  # noqa: BLE001 - the parent turns it into one line
+        status = {"code": 1, "message": f"could not record {script}: {type(e).__name__}: {_one_line(e)}"}
     finally:
-        sys.argv = old_argv
-    if failed is not None:
-        # the script's own traceback, without the frames of this command and of runpy
-        tb = failed.__traceback__
-        while tb is not None and pathlib.Path(tb.tb_frame.f_code.co_filename) != script:
-            tb = tb.tb_next
+        _unlimit_memory(old_soft)
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        _write_json(outdir / "status.json", status)
+    return 0
+
+
+def _limit_text(mib):
+    return f"--memory-limit {mib} MiB" if mib else "no --memory-limit"
+
+
+def _verdict(failed, script, mib) -> dict:
+    """What the parent says about an exception of the script (its traceback is printed here)."""
+    if isinstance(failed, KeyboardInterrupt):
+        return {"code": 130, "message": f"{script} was interrupted (KeyboardInterrupt); nothing was drawn"}
+    if isinstance(failed, MemoryError):
+        return {"code": 1, "message": f"{script} ran out of memory (MemoryError, {_limit_text(mib)}); "
+                                      "nothing was drawn"}
+    # the script's own traceback, without the frames of this command and of runpy
+    tb = failed.__traceback__
+    while tb is not None and pathlib.Path(tb.tb_frame.f_code.co_filename) != script:
+        tb = tb.tb_next
+    try:
         traceback.print_exception(type(failed), failed, tb or failed.__traceback__, file=sys.stderr)
-        _fail(f"{script} stopped with {type(failed).__name__}: {failed}; nothing was drawn", 1)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not hide the verdict
+        pass
+    try:
+        text = _one_line(failed)
+    except Exception:  # noqa: BLE001
+        text = "(its message could not be shown)"
+    return {"code": 1, "message": f"{script} stopped with {type(failed).__name__}: {text}; nothing was drawn"}
+
+
+# ---------------------------------------------------------------------------
+# The parent: runs the child with a time limit, reads the trace back
+# ---------------------------------------------------------------------------
+def _kill(proc):
+    """Kill the child and everything it started (its process group), then reap it."""
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows: the child only
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # pragma: no cover - a process in uninterruptible sleep
+        pass
+
+
+def _read_status(path):
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(1 << 16))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or type(data.get("code")) is not int:
+        return None
+    return data
+
+
+def _died(script, code, mib):
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = f" (out of memory? {_limit_text(mib)})" if -code in (signal.SIGKILL, signal.SIGSEGV) else ""
+        return f"{script} was killed by {name}{hint}; nothing was drawn"
+    return f"{script} ended without handing back a trace (exit status {code}); nothing was drawn"
+
+
+def _run_script(args):
+    """Run the script in a child process under a trace; its trace and tapes, or a printed reason to stop."""
+    from .events import Trace, TraceFormatError
+
+    script = pathlib.Path(args.script)
+    if not script.is_file():
+        _fail(f"no such script: {script}", 2)
+    if not sys.executable:
+        _fail("cannot find the Python interpreter to run the script with", 1)
+    package_parent = str(pathlib.Path(__file__).resolve().parent.parent)
+    with tempfile.TemporaryDirectory(prefix="autodiff-viz-") as tmp:
+        tmp = pathlib.Path(tmp)
+        cmd = [sys.executable, "-c", _BOOT, package_parent, str(tmp), str(args.memory_limit), str(script),
+               *args.script_args]
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=os.name == "posix")
+        except OSError as e:
+            _fail(f"could not start Python to run {script}: {e}", 1)
+        try:
+            code = proc.wait(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            _fail(f"{script} did not finish within {args.timeout:g} s (--timeout); nothing was drawn", 1)
+        except KeyboardInterrupt:
+            _kill(proc)
+            _fail(f"interrupted while {script} ran; nothing was drawn", 130)
+        status = _read_status(tmp / "status.json")
+        if status is None:
+            _fail(_died(script, code, args.memory_limit), 1)
+        if status["code"] != 0:
+            _fail(str(status.get("message") or f"{script} failed"), status["code"] if status["code"] > 0 else 1)
+        path = tmp / "trace.json"
+        try:
+            if path.stat().st_size > MAX_TRACE_BYTES:
+                _fail(f"the trace of {script} is larger than {MAX_TRACE_BYTES // 2 ** 20} MiB; "
+                      "record fewer steps", 1)
+            tr = Trace.load(path, max_chars=MAX_TRACE_BYTES)
+        except (OSError, TraceFormatError) as e:
+            _fail(f"could not read the trace of {script}: {e}", 1)
+        dropped = status.get("dropped")
+        if type(dropped) is int and dropped > 0:
+            print(f"autodiff-viz: note: the trace kept the first {MAX_EVENTS:,} events of {script}; "
+                  f"{dropped:,} later ones are not drawn", file=sys.stderr)
     tapes = tr.tapes()
     if not tapes:
         _fail("the script recorded nothing on a GradientTape", 1)
     if args.tape is not None and not 1 <= args.tape <= len(tapes):
         _fail(f"--tape {args.tape}: the script used {len(tapes)} tape(s), T1..T{len(tapes)}", 2)
     return script, tr, tapes
+
+
+def _check_output(out: pathlib.Path, several=False):
+    """Fail before the script runs when the output cannot be written: no folder, or a folder in its place."""
+    folder = out.parent
+    if not folder.is_dir():
+        if folder.exists():
+            _fail(f"cannot write {out}: {folder} is not a folder", 2)
+        _fail(f"cannot write {out}: the folder {folder} does not exist (create it first)", 2)
+    if out.is_dir():
+        _fail(f"cannot write {out}: it is a folder; name a file", 2)
+    if not os.access(folder, os.W_OK):
+        _fail(f"cannot write {out}: the folder {folder} is not writable", 2)
 
 
 def _graph_command(args) -> int:
@@ -73,6 +372,7 @@ def _graph_command(args) -> int:
     fmt = args.format or out.suffix.lstrip(".").lower() or "png"
     if fmt not in FORMATS:
         _fail(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})", 2)
+    _check_output(out)
     script, tr, tapes = _run_script(args)
     if args.tape is not None:
         chosen = [args.tape]
@@ -90,9 +390,6 @@ def _graph_command(args) -> int:
     return 0
 
 
-MOVIES = ("gif", "html", "mp4")
-
-
 def _animate_command(args) -> int:
     from . import events, viz
 
@@ -101,6 +398,7 @@ def _animate_command(args) -> int:
     fmt = out.suffix.lstrip(".").lower()
     if fmt not in MOVIES:
         _fail(f"unknown animation format {fmt!r}: name the output .gif, .html or .mp4", 2)
+    _check_output(out)
     script, tr, tapes = _run_script(args)
     source = tr
     if args.tape is not None:  # that tape's events only: its forward ops and its backward pass
@@ -118,34 +416,57 @@ def _tour_command(args) -> int:
     if only:
         unknown = [n for n in only if n not in EXAMPLES]
         if unknown:
-            print(f"autodiff-viz: unknown example(s) {unknown}; choose from {', '.join(EXAMPLES)}", file=sys.stderr)
-            return 2
-    for path in run_tour(args.outdir, formats=tuple(args.format), only=only):
+            _fail(f"unknown example(s) {unknown}; choose from {', '.join(EXAMPLES)}", 2)
+    outdir = pathlib.Path(args.outdir)
+    if outdir.exists() and not outdir.is_dir():
+        _fail(f"{outdir} is not a folder", 2)
+    for path in run_tour(outdir, formats=tuple(args.format), only=only):
         print(path)
     return 0
 
 
+def _add_run_options(p):
+    p.add_argument("--timeout", type=_timeout, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help=f"stop the script after this long (default: {DEFAULT_TIMEOUT_S:g} s)")
+    p.add_argument("--memory-limit", type=_memory, default=DEFAULT_MEMORY_MIB, metavar="MIB",
+                   help=f"memory the script may take, in MiB (default: {DEFAULT_MEMORY_MIB}; 0: no limit, "
+                        "needed for the CuPy backend)")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (``autodiff-viz: ...``, exit status 2) instead of the usage."""
+
+    def error(self, message):
+        print(f"autodiff-viz: {_one_line(message, 1000)} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="autodiff-viz", description="Pictures of what GradientTape recorded.")
+    p = _Parser(prog="autodiff-viz", description="Pictures of what GradientTape recorded.")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("graph", help="run a Python script and draw the graphs of its tapes")
     g.add_argument("script")
     g.add_argument("script_args", nargs="*", help="arguments passed to the script (after --)")
-    g.add_argument("-o", "--output", help="output file (default: SCRIPT.png); several tapes add -T1, -T2...")
+    g.add_argument("-o", "--output", help="output file (default: SCRIPT.png); several tapes add -T1, -T2...; "
+                                          "its folder must exist")
     g.add_argument("--format", choices=FORMATS, help="file format (default: from the output's extension)")
-    g.add_argument("--tape", type=int, help="only tape N (T1 is the first tape the script used)")
+    g.add_argument("--tape", type=_tape, help="only tape N (T1 is the first tape the script used)")
     g.add_argument("--all-in-one", action="store_true", help="all tapes in one picture")
     g.add_argument("--collapse", nargs="*", metavar="SCOPE",
                    help="fold name scopes into boxes (all of them, or the ones named)")
+    _add_run_options(g)
     g.set_defaults(run=_graph_command)
     a = sub.add_parser("animate", help="run a Python script and animate its forward and backward passes")
     a.add_argument("script")
     a.add_argument("script_args", nargs="*", help="arguments passed to the script (after --)")
-    a.add_argument("-o", "--output", help="output file: .gif (default), .html (a self-contained player) or .mp4")
-    a.add_argument("--tape", type=int, help="only tape N (default: every tape, nested ones included)")
-    a.add_argument("--fps", type=float, default=1.0, help="frames (steps) per second for .gif and .mp4")
+    a.add_argument("-o", "--output", help="output file: .gif (default), .html (a self-contained player) or .mp4; "
+                                          "its folder must exist")
+    a.add_argument("--tape", type=_tape, help="only tape N (default: every tape, nested ones included)")
+    a.add_argument("--fps", type=_fps, default=1.0,
+                   help=f"frames (steps) per second for .gif and .mp4, above 0 and at most {MAX_FPS}")
     a.add_argument("--title", help="the title above the animation")
     a.add_argument("--rankdir", choices=("auto", "LR", "TB"), default="auto", help="layout direction")
+    _add_run_options(a)
     a.set_defaults(run=_animate_command)
     t = sub.add_parser("tour", help="render the built-in examples into OUTDIR")
     t.add_argument("outdir")
@@ -160,7 +481,18 @@ def main(argv=None) -> int:
     if getattr(args, "collapse", None) == []:
         args.collapse = True
     try:
-        return args.run(args)
+        try:
+            return args.run(args)
+        except _Stop:
+            raise
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        except MemoryError:
+            _fail("out of memory while drawing", 1)
+        except OSError as e:
+            _fail(f"cannot write the output: {_one_line(e)}", 1)
+        except Exception as e:  # noqa: BLE001 - one line, not the command's traceback
+            _fail(f"drawing failed: {type(e).__name__}: {_one_line(e)}", 1)
     except _Stop as stop:
         return stop.code
 

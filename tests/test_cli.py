@@ -21,13 +21,13 @@ print("d2", float(d2))
 '''
 
 
-def test_graph_writes_one_file_per_tape(tmp_path, capsys):
+def test_graph_writes_one_file_per_tape(tmp_path, capfd):
     script = tmp_path / "second.py"
     script.write_text(SCRIPT)
     assert cli.main(["graph", str(script), "-o", str(tmp_path / "out.dot")]) == 0
     outputs = sorted(p.name for p in tmp_path.glob("out-T*.dot"))
     assert outputs == ["out-T1.dot", "out-T2.dot"]
-    assert "d2 2.0" in capsys.readouterr().out
+    assert "d2 2.0" in capfd.readouterr().out   # the script runs in a child process
     assert "backward pass of T2" in (tmp_path / "out-T1.dot").read_text()
 
 
@@ -49,11 +49,11 @@ def test_graph_script_without_tapes(tmp_path):
     assert cli.main(["graph", str(tmp_path / "missing.py")]) == 2
 
 
-def test_graph_script_that_raises_shows_its_own_traceback(tmp_path, capsys):
+def test_graph_script_that_raises_shows_its_own_traceback(tmp_path, capfd):
     script = tmp_path / "broken.py"
     script.write_text("x = 1\nraise ValueError('boom')\n")
     assert cli.main(["graph", str(script), "-o", str(tmp_path / "x.dot")]) == 1
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert "ValueError: boom" in err and "broken.py\", line 2" in err
     assert "runpy" not in err and "cli.py" not in err   # only the script's frames
     assert not list(tmp_path.glob("x*.dot"))
@@ -116,3 +116,204 @@ def test_animate_rejects_an_unknown_format(tmp_path, capsys):
     script.write_text(SCRIPT)
     assert cli.main(["animate", str(script), "-o", str(tmp_path / "x.png")]) == 2
     assert "name the output .gif, .html or .mp4" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# Failing cleanly: one line "autodiff-viz: ..." on stderr and a non-zero exit
+# ---------------------------------------------------------------------------
+import os  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="process groups and signals are POSIX")
+
+
+def _cli(*args, cwd, timeout=60):
+    return subprocess.run([sys.executable, "-m", "autodiff_viz.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _one_line(err, starts=""):
+    """stderr is exactly one line, ``autodiff-viz: ...``; returns it."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("autodiff-viz: " + starts), err
+    return lines[0]
+
+
+def _last_line(err):
+    """stderr ends with the one ``autodiff-viz:`` line (after the script's traceback); returns it."""
+    lines = err.strip().splitlines()
+    assert [ln for ln in lines if ln.startswith("autodiff-viz:")] == lines[-1:], err
+    return lines[-1]
+
+
+@pytest.fixture
+def second(tmp_path):
+    script = tmp_path / "second.py"
+    script.write_text(SCRIPT + "open('ran.txt', 'w').close()\n")
+    return script
+
+
+@pytest.mark.parametrize("command, output", [("graph", "missing/out.png"), ("graph", "a/b/c.dot"),
+                                             ("animate", "missing/steps.gif")])
+def test_output_into_a_missing_folder_fails_before_the_script_runs(tmp_path, second, command, output):
+    r = _cli(command, second, "-o", output, cwd=tmp_path)
+    assert r.returncode == 2
+    assert "does not exist" in _one_line(r.stderr)
+    assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "missing").exists()
+
+
+def test_output_that_is_a_folder_or_under_a_file(tmp_path, second):
+    (tmp_path / "afile").write_text("")
+    r = _cli("graph", second, "-o", "afile/out.dot", cwd=tmp_path)
+    assert r.returncode == 2 and "is not a folder" in _one_line(r.stderr)
+    r = _cli("animate", second, "-o", tmp_path, cwd=tmp_path)
+    assert r.returncode == 2 and _one_line(r.stderr)
+    assert not (tmp_path / "ran.txt").exists()
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--fps", "0"), ("--fps", "-1"), ("--fps", "abc"), ("--fps", "nan"), ("--fps", "inf"), ("--fps", "1e9"),
+    ("--timeout", "0"), ("--timeout", "-5"), ("--timeout", "x"), ("--timeout", "inf"),
+    ("--memory-limit", "-1"), ("--memory-limit", "1.5"), ("--tape", "0"), ("--tape", "two"),
+])
+def test_bad_option_values_are_one_line_and_status_2(tmp_path, second, option, value):
+    r = _cli("animate", second, "-o", "steps.gif", option, value, cwd=tmp_path)
+    assert r.returncode == 2
+    assert option in _one_line(r.stderr)
+    assert not (tmp_path / "ran.txt").exists()
+
+
+def test_unknown_command_is_one_line(tmp_path):
+    r = _cli("paint", "x.py", cwd=tmp_path)
+    assert r.returncode == 2 and _one_line(r.stderr)
+
+
+def test_script_that_raises_keyboard_interrupt(tmp_path):
+    (tmp_path / "kbd.py").write_text("print('started')\nraise KeyboardInterrupt\n")
+    r = _cli("graph", "kbd.py", "-o", "out.dot", cwd=tmp_path)
+    assert r.returncode == 130
+    assert "kbd.py was interrupted" in _one_line(r.stderr) and "started" in r.stdout
+    assert not list(tmp_path.glob("out*"))
+
+
+@posix_only
+def test_script_that_never_ends_is_stopped_by_the_timeout(tmp_path):
+    (tmp_path / "loop.py").write_text("while True:\n    pass\n")
+    start = time.monotonic()
+    r = _cli("graph", "loop.py", "-o", "out.dot", "--timeout", "2", cwd=tmp_path, timeout=30)
+    assert time.monotonic() - start < 30
+    assert r.returncode == 1
+    assert _one_line(r.stderr) == ("autodiff-viz: loop.py did not finish within 2 s (--timeout); "
+                                   "nothing was drawn")
+    assert not list(tmp_path.glob("out*"))
+
+
+@posix_only
+def test_timeout_also_kills_what_the_script_started(tmp_path):
+    (tmp_path / "spawn.py").write_text(
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+        "open('child.pid', 'w').write(str(p.pid))\n"
+        "time.sleep(120)\n")
+    r = _cli("animate", "spawn.py", "-o", "out.gif", "--timeout", "3", cwd=tmp_path, timeout=40)
+    assert r.returncode == 1 and "did not finish within 3 s" in _one_line(r.stderr)
+    pid = int((tmp_path / "child.pid").read_text())
+    for _ in range(50):   # killed with its group (and reaped by init)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the script's own child outlived the timeout")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is enforced on Linux")
+def test_script_over_the_memory_limit(tmp_path):
+    (tmp_path / "greedy.py").write_text("hog = bytearray(8 * 2**30)\n")
+    r = _cli("graph", "greedy.py", "-o", "out.dot", "--memory-limit", "256", cwd=tmp_path)
+    assert r.returncode == 1
+    line = _one_line(r.stderr)
+    assert "ran out of memory" in line and "--memory-limit 256 MiB" in line
+
+
+@posix_only
+def test_script_killed_by_a_signal(tmp_path):
+    (tmp_path / "die.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    r = _cli("graph", "die.py", "-o", "out.dot", cwd=tmp_path)
+    assert r.returncode == 1 and "killed by SIGKILL" in _one_line(r.stderr)
+
+
+def test_script_that_raises_prints_its_traceback_then_one_line(tmp_path):
+    (tmp_path / "broken.py").write_text("def f():\n    raise ValueError('boom\\nsecond line')\nf()\n")
+    r = _cli("graph", "broken.py", "-o", "out.dot", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "Traceback" in r.stderr and 'broken.py", line 2' in r.stderr
+    assert "cli.py" not in r.stderr and "runpy" not in r.stderr
+    assert _last_line(r.stderr) == ("autodiff-viz: broken.py stopped with ValueError: boom second line; "
+                                    "nothing was drawn")
+
+
+def test_sys_exit_zero_still_draws_and_script_sees_its_folder_and_arguments(tmp_path):
+    (tmp_path / "helper.py").write_text("N = 2\n")
+    (tmp_path / "main.py").write_text(SCRIPT + "import sys, helper\nprint('args', sys.argv[1:], helper.N)\n"
+                                               "sys.exit(0)\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    r = _cli("graph", tmp_path / "main.py", "a", "b", "-o", "g.dot", "--tape", "2", cwd=sub)
+    assert r.returncode == 0, r.stderr
+    assert "args ['a', 'b'] 2" in r.stdout and (sub / "g.dot").exists()
+
+
+def test_tape_out_of_range_and_nothing_recorded(tmp_path, second):
+    r = _cli("graph", second, "-o", "g.dot", "--tape", "3", cwd=tmp_path)
+    assert r.returncode == 2 and "T1..T2" in _one_line(r.stderr)
+    (tmp_path / "plain.py").write_text("print(1 + 1)\n")
+    r = _cli("animate", "plain.py", "-o", "s.gif", cwd=tmp_path)
+    assert r.returncode == 1 and "recorded nothing" in _one_line(r.stderr)
+    r = _cli("graph", "nowhere.py", cwd=tmp_path)
+    assert r.returncode == 2 and "no such script" in _one_line(r.stderr)
+
+
+def test_script_reads_an_empty_standard_input(tmp_path):
+    (tmp_path / "ask.py").write_text("input('name? ')\n")
+    r = _cli("graph", "ask.py", "-o", "g.dot", cwd=tmp_path, timeout=60)
+    assert r.returncode == 1 and "EOFError" in _last_line(r.stderr)
+
+
+@posix_only
+def test_interrupting_the_command_stops_the_script(tmp_path):
+    (tmp_path / "slow.py").write_text("import os, time\nopen('script.pid', 'w').write(str(os.getpid()))\n"
+                                      "time.sleep(120)\n")
+    p = subprocess.Popen([sys.executable, "-m", "autodiff_viz.cli", "graph", "slow.py", "-o", "g.dot"],
+                         cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    for _ in range(300):
+        if (tmp_path / "script.pid").exists() and (tmp_path / "script.pid").read_text():
+            break
+        time.sleep(0.1)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and "interrupted" in _one_line(err)
+    pid = int((tmp_path / "script.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_the_trace_comes_back_through_the_checked_loader(tmp_path, monkeypatch):
+    # what the child hands back is read with Trace.load: a broken file is one line, not a traceback
+    from autodiff_viz import events
+
+    def broken(*args, **kwargs):
+        raise events.TraceFormatError("events[0].tensor: integer 99999999999999999999999 is out of range")
+
+    monkeypatch.setattr(events.Trace, "load", classmethod(broken))
+    (tmp_path / "s.py").write_text(SCRIPT)
+    err = []
+    monkeypatch.setattr(sys, "stderr", type("E", (), {"write": lambda self, t: err.append(t),
+                                                      "flush": lambda self: None})())
+    assert cli.main(["graph", str(tmp_path / "s.py"), "-o", str(tmp_path / "g.dot")]) == 1
+    assert _one_line("".join(err), "could not read the trace of")
