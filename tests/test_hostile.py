@@ -259,14 +259,16 @@ def _check_page(text: str, h) -> _Tags:
     script = text.split('<script type="module">', 1)[1].rsplit("</script>", 1)[0]
     assert "</script" not in script.lower() and "<!--" not in script
     state = re.search(r"^const state = (.*);$", script, flags=re.M).group(1)
-    assert json.loads(state)["data"]["title"] == h  # the data keeps the text; only the page escapes it
+    # The storyboard holds the title cleaned and shortened; the page escapes what it writes.
+    assert json.loads(state)["data"]["title"] == L.shorten(L.clean(h), L.TITLE_LIMIT, "end")
     return p
 
 
 @pytest.mark.parametrize("h", HOSTILE, ids=IDS)
 def test_animation_html_escapes_title_and_names(h):
     anim = _hostile_animation(h)
-    assert any(n["label"] == h for n in anim.nodes)
+    assert any(n["label"] == L.shorten(L.clean(h)) for n in anim.nodes)  # the storyboard holds clean, short text
+    assert anim.data["title"] == L.shorten(L.clean(h), L.TITLE_LIMIT, "end")
     _check_page(anim.to_html(), h)
 
 
@@ -304,7 +306,7 @@ def test_animation_frame_shows_text_as_typed(h, tmp_path):
                 assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", t.get_text()), t.get_text()
                 assert len(t.get_text()) < 2_000
         renderer = r.fig.canvas.get_renderer()
-        (n, box, lab, *_rest) = next(row for row in r.nodes if row[0]["label"] == h)
+        (n, box, lab, *_rest) = next(row for row in r.nodes if row[0]["label"] == L.shorten(L.clean(h)))
         shown = L.clean(h)
         if len(shown) <= 12:
             assert lab.get_text() == shown  # "$\foo$" stays "$\foo$": no mathtext

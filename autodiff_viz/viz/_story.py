@@ -31,7 +31,7 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 from __future__ import annotations
 
 from .. import events as ev
-from . import _model as M
+from . import _labels as L, _model as M
 from ._style import fmt_number, fmt_short, fmt_value, scalar
 
 _LETTERS = "abcdefgh"  # operand slots in a rule's formula (the primitive table writes them so)
@@ -107,12 +107,13 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     for k, e in enumerate(model.edges):
         in_edges.setdefault(e.dst, []).append(k)
     gid = [f"n{n.id}" for n in nodes]
+    shown = [L.shorten(L.clean(n.label)) for n in nodes]  # user names are text of any length
     tape_no = {t.raw: t.index for t in model.tapes}
     many_tapes = len({e.tape for e in events if e.kind in ("op", "gradient_begin")}) > 1
 
     def label_of(tid):
         n = by_raw.get(tid)
-        return n.label if n is not None else f"tensor {tid}"
+        return shown[n.id] if n is not None else f"tensor {tid}"
 
     def tape_name(t):
         return f"tape T{tape_no.get(t, t)}"
@@ -131,6 +132,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         intro.append(f"{len(op_events) - n_forward} more ops appear later: gradient rules recorded by an outer "
                      "tape.")
     intro.extend(model.remarks)
+    title = L.shorten(L.clean(title), L.TITLE_LIMIT, "end") if title else None
     board.step("start", title or "Forward and backward pass, step by step", lines=intro)
 
     panel: dict[int, dict] = {}   # node id -> {"terms": count, "total": text} (to know what is new)
@@ -156,9 +158,9 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 lines.append(f"shape {tuple(e.shape)}, {e.dtype}")
             if e.during is None:
                 fwd_count += 1
-                head = f"Forward {fwd_count}/{n_forward}: {node.label}"
+                head = f"Forward {fwd_count}/{n_forward}: {shown[node.id]}"
             else:
-                head = f"Recorded while {tape_name(e.during)} computes gradients: {node.label}"
+                head = f"Recorded while {tape_name(e.during)} computes gradients: {shown[node.id]}"
                 lines.append("An outer tape records the rule's ops, so it can differentiate them later.")
             board.step("forward", head, node=gid[node.id], edges=in_edges.get(node.id, []), lines=lines)
         elif kind == "op_skipped":
@@ -167,7 +169,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 continue
             board.delta["alive"].append(node.id)
             board.delta["vals"].append([node.id, fmt_short(e.value)])
-            board.step("forward", f"Not recorded: {node.label}", node=gid[node.id],
+            board.step("forward", f"Not recorded: {shown[node.id]}", node=gid[node.id],
                        edges=in_edges.get(node.id, []),
                        lines=[f"{e.op_type} ran under {e.reason}: the tape did not record it,",
                               "so no gradient flows back through it."])
@@ -196,9 +198,9 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 n = by_raw.get(a.tensor)
                 if n is None:
                     continue
-                _panel_row(board, panel, n, a)
+                _panel_row(board, panel, n, shown[n.id], a)
                 recv.append(n.id)
-                lines.append(f"seed: ∂{n.label}/∂{n.label} = {fmt_value(a.contribution)}")
+                lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
             head = f"Backward pass of {tape_name(e.tape)} begins" if many_tapes else "Backward pass begins"
             board.step("seed", head, recv=[gid[k] for k in recv], lines=lines)
         elif kind == "backward_step":
@@ -215,17 +217,17 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 n = by_raw.get(a.tensor)
                 if n is None:
                     continue
-                row = _panel_row(board, panel, n, a)
+                row = _panel_row(board, panel, n, shown[n.id], a)
                 if a.count > 1:
-                    acc_lines.append(f"{n.label}: reached again, += {fmt_value(a.contribution)}: "
+                    acc_lines.append(f"{shown[n.id]}: reached again, += {fmt_value(a.contribution)}: "
                                      f"{' + '.join(row['terms'][-4:])}{' …' if len(row['terms']) > 4 else ''}"
                                      f" = {fmt_value(a.total)}")
                 recv.append(n.id)
-                totals[n.label] = fmt_value(a.total)
+                totals[shown[n.id]] = fmt_value(a.total)
             numbers["totals"] = totals
             active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
                       and model.edges[k].index < len(e.grads) and e.grads[model.edges[k].index] is not None]
-            head = f"Backward step {e.step}: {node.label}" + (f" ({tape_name(e.tape)})" if many_tapes else "")
+            head = f"Backward step {e.step}: {shown[node.id]}" + (f" ({tape_name(e.tape)})" if many_tapes else "")
             board.step("backward", head, node=gid[node.id], recv=[gid[k] for k in recv], edges=active,
                        lines=lines + acc_lines, numbers=numbers)
         elif kind == "gradient_end":
@@ -237,7 +239,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                        recv=recv)
         elif kind == "state":
             n = by_raw.get(e.variable)
-            name = (e.name or "variable").split(":")[0]
+            name = L.shorten(L.clean((e.name or "variable").split(":")[0]))
             if n is not None:
                 board.delta["vals"].append([n.id, fmt_short(e.value)])
             board.step("update", f"{name} updated ({e.how})", node=gid[n.id] if n is not None else None,
@@ -245,8 +247,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                               "State changes are not recorded: the next step starts a new tape."])
     return {
         "title": title or "Automatic differentiation, step by step",
-        "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": n.label, "role": _role(n, targets, sources),
-                   "op": n.op or n.label, "shape": list(n.shape), "tensor": n._raw}
+        "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
+                   "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw}
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
                    "label": _slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
@@ -271,12 +273,12 @@ def _following(events, i, tape, node):
         j += 1
 
 
-def _panel_row(board: _Board, panel: dict, n: M.Node, a: ev.Accumulate) -> dict:
+def _panel_row(board: _Board, panel: dict, n: M.Node, name: str, a: ev.Accumulate) -> dict:
     """Add an accumulation to the gradient table and the node's text; returns the row."""
     row = panel.setdefault(n.id, {"terms": []})
     row["terms"].append(fmt_value(a.contribution))
     total, short = fmt_value(a.total), fmt_short(a.total)
-    board.delta["panel"].append({"key": f"n{n.id}", "name": n.label, "term": row["terms"][-1], "total": total,
+    board.delta["panel"].append({"key": f"n{n.id}", "name": name, "term": row["terms"][-1], "total": total,
                                  "count": a.count})
     if a.count > 1:  # shown once as "+=", then settles into the running total
         board.delta["grads"].append([n.id, f"+= {fmt_short(a.contribution)} → {short}"])
