@@ -410,13 +410,14 @@ def _animate_command(args) -> int:
 
 
 def _tour_command(args) -> int:
-    from .tour import EXAMPLES, run_tour
+    from .tour import ANIMATIONS, EXAMPLES, run_tour
 
     only = args.only or None
     if only:
-        unknown = [n for n in only if n not in EXAMPLES]
+        known = list(dict.fromkeys([*EXAMPLES, *ANIMATIONS]))
+        unknown = [n for n in only if n not in known]
         if unknown:
-            _fail(f"unknown example(s) {unknown}; choose from {', '.join(EXAMPLES)}", 2)
+            _fail(f"unknown example(s) {unknown}; choose from {', '.join(known)}", 2)
     outdir = pathlib.Path(args.outdir)
     if outdir.exists() and not outdir.is_dir():
         _fail(f"{outdir} is not a folder", 2)
