@@ -10,17 +10,14 @@ labels are checked or generated here.
 """
 from __future__ import annotations
 
-import math
-
 from . import _labels as L
 from . import _model as M
+from ._style import DIM, FONT, GREY, LIGHT_GREY, PALETTE, TINT as _TINT, fmt_number, fmt_shape
+from ._style import fmt_value as _fmt_value
 
-# Okabe-Ito: readable on a projector, distinguishable with colour blindness.
-ORANGE, SKY, GREEN, YELLOW = "#E69F00", "#56B4E9", "#009E73", "#F0E442"
-BLUE, VERMILLION, PURPLE, BLACK = "#0072B2", "#D55E00", "#CC79A7", "#000000"
-GREY, LIGHT_GREY, DIM = "#6E6E6E", "#F2F2F2", "#B8B8B8"
-TINT = {BLUE: "#D6EAF8", GREEN: "#CFEFE6", ORANGE: "#FCEFD2", PURPLE: "#F5E1EC", VERMILLION: "#F9DCCB"}
-FONT = "Helvetica"
+ORANGE, SKY, GREEN, YELLOW = (PALETTE[c] for c in ("orange", "sky", "green", "yellow"))
+BLUE, VERMILLION, PURPLE, BLACK = (PALETTE[c] for c in ("blue", "vermillion", "purple", "black"))
+TINT = {PALETTE[c]: t for c, t in _TINT.items()}
 
 STYLES = {
     # kind: (border colour, fill, border style, shape)
@@ -62,51 +59,9 @@ def _within(rows: list, budget: int, more) -> list:
     return out
 
 
-def fmt_number(x, digits: int = 4) -> str:
-    """``0.9999546`` -> ``'1'`` at 4 digits; ``12.0`` -> ``'12'``; ints stay ints."""
-    if x is None:
-        return "?"
-    if isinstance(x, bool):
-        return str(int(x))
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-    s = f"{x:.{digits}g}"
-    if "e" in s:
-        mant, exp = s.split("e")
-        s = f"{mant}e{int(exp)}"
-    return "0" if s == "-0" else s
-
-
 def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
-    """A value summary in a few characters: ``6``, ``[2, 6]``, ``min -1 · max 3 · mean 0.5``."""
-    if s is None:
-        return ""
-    if s.size == 0:
-        return "[]"
-    if s.complete and s.size == 1:
-        return fmt_number(s.head[0], digits)
-    if s.complete and s.size <= max_items:
-        text = _nested(s.array().tolist(), digits, s.dtype)
-        if len(text) <= 32:
-            return text
-    return f"min {fmt_number(s.min, 3)} · max {fmt_number(s.max, 3)} · mean {fmt_number(s.mean, 3)}"
-
-
-def _nested(v, digits, dtype):
-    if isinstance(v, list):
-        return "[" + ", ".join(_nested(x, digits, dtype) for x in v) + "]"
-    if dtype.startswith(("int", "uint")):
-        return str(int(v))
-    if dtype == "bool":
-        return "True" if v else "False"
-    return fmt_number(v, digits)
-
-
-def fmt_shape(shape, dtype) -> str:
-    dims = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
-    return f"{dims} {dtype}" if dtype else dims
+    """A value in a graph's box: as every view writes it, with the spread of a large array."""
+    return _fmt_value(s, digits, max_items, spread=True)
 
 
 # ---------------------------------------------------------------------------

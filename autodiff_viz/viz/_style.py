@@ -36,7 +36,7 @@ ROLE_COLOUR = {
     "skipped": "purple",     # ran under stop_recording
 }
 CURVE_COLOURS = [PALETTE[c] for c in ("blue", "vermillion", "green", "purple", "orange", "sky")]
-FONT = "DejaVu Sans"  # installed with Graphviz on Debian; the browser falls back to its sans-serif
+FONT = "Helvetica"  # the graphs' font name (Graphviz maps it to an installed sans-serif)
 
 
 def colour(role: str) -> str:
@@ -88,8 +88,11 @@ def fmt_shape(shape, dtype="") -> str:
     return f"{dims} {dtype}" if dtype else dims
 
 
-def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
-    """A value summary on one line: ``6.0``, ``[2.0, 6.0]``, ``2×3 values, mean 0.5``."""
+def fmt_value(s, digits: int = 4, max_items: int = 4, spread: bool = False) -> str:
+    """A value summary on one line: ``6.0``, ``[2.0, 6.0]``, ``2×3 values, mean 0.5``.
+
+    ``spread``: a large array as ``2×3: min -1.0 · max 3.0 · mean 0.5``.
+    """
     if s is None:
         return ""
     if s.size == 0:
@@ -101,6 +104,8 @@ def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
         if len(text) <= 32:
             return text
     dims = "×".join(str(d) for d in s.shape)
+    if spread:
+        return f"{dims}: min {fmt_number(s.min, 3)} · max {fmt_number(s.max, 3)} · mean {fmt_number(s.mean, 3)}"
     return f"{dims} values, mean {fmt_number(s.mean, 3)}"
 
 
