@@ -62,14 +62,14 @@ del tape  # drop the reference: the records are freed
 
 # %%
 g = ad.viz.graph(tr, gradient=0)   # which gradient call to highlight, counted from 0 like a list index
-assert "T1#1 [4, 108]" in g.source and "T1#2 [2, 6]" in g.source
+assert "T1#1 [4.0, 108.0]" in g.source and "T1#2 [2.0, 6.0]" in g.source
 g
 
 # %% [markdown]
 # *Picture description:* `x = [1, 3]` feeds a `Mul` node (both of its inputs are `x`, so two arrows), which feeds a
 # second `Mul` node giving `z`, the highlighted target of the first gradient call. Each box lists the gradient from
-# both calls, tagged `T1#1` and `T1#2` (tape T1's first and second call): `x` carries `∂ T1#1 [4, 108]` and
-# `∂ T1#2 [2, 6]`. The arrows show what the first call sent along them, `[2, 54]` into the first `Mul`.
+# both calls, tagged `T1#1` and `T1#2` (tape T1's first and second call): `x` carries `∂ T1#1 [4.0, 108.0]` and
+# `∂ T1#2 [2.0, 6.0]`. The arrows show what the first call sent along them, `[2.0, 54.0]` into the first `Mul`.
 #
 # A non-persistent tape refuses a second question:
 
