@@ -13,10 +13,10 @@ public API, never the engine's internals.
 True
 """
 from ._explain import Explanation, explain
-from ._graph import Graph, GraphvizNotFound, graph
+from ._graph import Graph, GraphvizNotFound, LayoutBudgetExceeded, graph
 from ._animate import Animation, animate
 from ._explore import Explorer, explore
 from ._plots import plot_derivatives, plot_fd_error
 
-__all__ = ["graph", "Graph", "GraphvizNotFound", "explain", "Explanation", "animate", "Animation",
-           "explore", "Explorer", "plot_derivatives", "plot_fd_error"]
+__all__ = ["graph", "Graph", "GraphvizNotFound", "LayoutBudgetExceeded", "explain", "Explanation", "animate",
+           "Animation", "explore", "Explorer", "plot_derivatives", "plot_fd_error"]

