@@ -43,7 +43,7 @@ import numpy as np
 
 FORMAT = "autodiff_viz.trace"
 VERSION = 2  # 2: op events carry the op's display formula and partial derivatives
-HEAD = 8  # how many leading values a summary keeps
+HEAD = 16  # how many leading values a summary keeps (a tensor of up to 16 elements is shown in full)
 # Trace.from_json/load refuse longer documents unread: about the JSON of a million events (the
 # recorder's default cap), while parsing it still fits in the memory of an ordinary machine.
 MAX_JSON_CHARS = 2 ** 30
