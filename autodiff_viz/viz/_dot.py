@@ -66,12 +66,20 @@ def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
 
 # ---------------------------------------------------------------------------
 def to_dot(model: M.GraphModel, rankdir: str = "LR", legend: bool = True, values: bool = True,
-           digits: int = 4, title: str | None = None) -> str:
-    """The DOT text of a model: same model, same text (no ids or times from the engine)."""
+           digits: int = 4, title: str | None = None, mark_legend: str | None = None) -> str:
+    """The DOT text of a model: same model, same text (no ids or times from the engine).
+
+    Marked nodes (``Node.broken``) are filled light vermillion with a ✗ before
+    their name; ``mark_legend`` says in the legend what a mark means (default:
+    where the gradient path breaks).  The remarks box is vermillion when a node
+    is marked, grey otherwise (a note, not an error).
+    """
     direction = L.clean(rankdir).upper()
     if direction not in RANKDIRS:  # it is written into the DOT text as it is: only these four
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {L.shorten(repr(rankdir))}")
     w = _Writer(model, digits, values)
+    if mark_legend:
+        w.mark_legend = mark_legend
     return w.write(direction, legend, title)
 
 
@@ -86,6 +94,7 @@ class _Writer:
         # a persistent tape asked twice: tell its calls apart ("T1#2" = tape T1's 2nd gradient call)
         self.many_calls = len(keys) > len({k[0] for k in keys})
         self.lines: list[str] = []
+        self.mark_legend = "where the gradient path breaks"
 
     def out(self, line, depth=1):
         self.lines.append("  " * depth + line)
@@ -106,8 +115,10 @@ class _Writer:
         if self.m.remarks:
             remarks = [esc(L.shorten_words(r, L.LINE_LIMIT), L.TITLE_LIMIT, "end") for r in self.m.remarks]
             text = LEFT.join(_within(remarks, REMARKS_BUDGET, lambda k: f"… ({k} more lines)"))
-            rows.append(f'<tr><td align="left" balign="left" bgcolor="{TINT[VERMILLION]}" border="1" '
-                        f'color="{VERMILLION}" cellpadding="6">{text}<br align="left"/></td></tr>')
+            tone = VERMILLION if any(n.broken for n in m.nodes) else GREY
+            fill = TINT[VERMILLION] if tone == VERMILLION else LIGHT_GREY
+            rows.append(f'<tr><td align="left" balign="left" bgcolor="{fill}" border="1" '
+                        f'color="{tone}" cellpadding="6">{text}<br align="left"/></td></tr>')
         if legend:
             table = self.legend()
             if table:
@@ -205,10 +216,10 @@ class _Writer:
             border, penwidth, peripheries = BLUE, 2.4, 2
         elif n.on_path and n.kind in (M.OP, M.SCOPE):
             border, penwidth = ORANGE, 2.6
-        if n.broken:
-            border, penwidth = VERMILLION, 3.2
+        if n.broken:  # filled and crossed: never mistaken for the target's thick border
+            border, penwidth, fill = VERMILLION, 3.2, TINT[VERMILLION]
             style = style.replace("dashed,", "") if "dashed" in style else style
-            style = "bold," + style
+            style = "bold," + (style if "filled" in style else style + ",filled")
         if n.dimmed and not n.broken:
             border, fontcolor = DIM, DIM
             fill = "#FFFFFF" if kind in ("op", "scope") else "#FAFAFA"
@@ -236,6 +247,8 @@ class _Writer:
             rows.append(f'<font point-size="9">np.asarray: the tape stops here</font>')
         else:
             title = esc(n.label)
+            if n.broken:
+                title = f"✗ {title}"
             if n.kind == M.SKIPPED:
                 title = f"{title} <font point-size=\"9\">(skipped)</font>"
             rows.append(f"<b>{title}</b>")
@@ -342,7 +355,7 @@ class _Writer:
             ("path", "#FFFFFF", ORANGE, "on the path target → sources", ""),
             ("dimmed", "#FFFFFF", DIM, "not on the path (dimmed)", ""),
             ("backward", TINT[ORANGE], ORANGE, "backward pass recorded by an outer tape", "dashed"),
-            ("broken", "#FFFFFF", VERMILLION, "✗ where the gradient path breaks", ""),
+            ("broken", TINT[VERMILLION], VERMILLION, f"✗ {self.mark_legend}", ""),
         ]
         cells = []
         for key, fill, border, text, dash in entries:
