@@ -24,19 +24,23 @@ Why these limits (measured with Graphviz 2.43 on a 2-core machine, ``dot
 -Tsvg``/``-Tjson`` on the graphs of ``benchmarks/view_scale.py``):
 
 - a chain of N scalar ops drawn by ``viz.graph`` (2N+1 boxes with labels,
-  2N edges) takes 0.2 s at N=250, 2.5 s at 1,000, 12 s at 2,000 (27 s when
-  the machine is busy) and more than 60 s at 5,000, with at most 140 MB;
+  2N edges) takes 0.2 s at N=250, 2.5 s at 1,000, 12 s at 2,000 (36-47 s
+  when the machine is busy) and more than 60 s at 5,000, with at most 140 MB;
+  the animation's boxes without text lay out faster (2,000 ops: 2.7 s);
 - a fan-out (one variable feeding each of N chained ops) is the worst case:
   one node with edges to N different ranks makes ``dot`` route about N*N/2
-  edge segments.  N=50 takes 0.4 s, N=80 5 s, N=100 30 s, N=250 more than
-  60 s; N=1,000 passes 3 GB and N=2,000 4 GB within seconds.
+  edge segments.  With the animation's boxes: N=50 takes 0.4 s, N=80 5 s,
+  N=100 30 s, N=250 more than 60 s; N=1,000 passes 3 GB and N=2,000 4 GB
+  within seconds (with ``viz.graph``'s labels, as slow or slower).
 
-So: :data:`MAX_NODES`/:data:`MAX_EDGES` let the largest chains that finish in
-about 20 s through; :data:`MAX_SPAN` (the edge segments long edges add) stops
+So: :data:`MAX_NODES`/:data:`MAX_EDGES` let static graphs of chains of up to
+about 2,500 ops through (12-20 s when idle; on a busy machine the timeout
+decides); :data:`MAX_SPAN` (the edge segments that the long edges of one
+node add) stops
 fan-outs of more than about 90 ops before they start; :data:`TIMEOUT_S`
-bounds what no count predicts; :data:`MEMORY_BYTES` is about seven times
-what the largest accepted chain needs and stops a runaway long before it
-takes the machine.
+bounds what no count predicts; :data:`MEMORY_BYTES` is seven times what
+even a 5,000-op chain needs (140 MB) and stops a runaway long before it takes
+the machine.
 
 The limits are keyword arguments of :func:`run_dot` (``timeout=``,
 ``memory=``, ``max_nodes=``, ``max_edges=``, ``max_span=``); their defaults
@@ -52,13 +56,14 @@ import shutil
 import subprocess
 import sys
 
-# Wall-clock limit for one dot run.  A chain of 2,000 ops takes 12 s (27 s on a busy machine);
-# a graph dot cannot lay out in 30 s is not one a reader could follow either.
-TIMEOUT_S = 30.0
-# Address-space limit of the dot process (RLIMIT_AS).  The largest accepted chain needs 140 MB
-# of memory; a fan-out of 1,000 ops passes 3 GB in seconds.  1 GiB leaves room and stops it early.
+# Wall-clock limit for one dot run.  A static graph of a 2,000-op chain takes 12 s on an idle 2-core
+# machine and 36-47 s on a busy one; 60 s lets it through and is half the 120 s dot had before.
+TIMEOUT_S = 60.0
+# Address-space limit of the dot process (RLIMIT_AS).  Chains need 64 MB at 2,000 ops and 140 MB
+# at 5,000; a fan-out of 1,000 ops passes 3 GB in seconds.  1 GiB leaves room and stops it early.
 MEMORY_BYTES = 1 << 30
-# Boxes and edges in one picture.  2,500 chained ops (5,001 boxes) take about 20 s; 5,000 more than 60 s.
+# Boxes and edges in one picture.  Static graphs of chains: 4,001 boxes (2,000 ops and their
+# constants) take 12 s idle, 4,801 boxes 62 s on a busy machine, 10,001 boxes more than 60 s idle.
 MAX_NODES = 5_000
 MAX_EDGES = 10_000
 # Edge segments that the edges leaving one node add (an edge across k ranks adds k-1).  A fan-out

@@ -18,8 +18,8 @@ NODE_W, NODE_H = 150.0, 78.0  # points; room for the three lines of text every s
 MAX_LR_RANKS = 8  # longer chains than this are laid out top to bottom by ``rankdir="auto"``
 
 # Wall-clock limit for the animation's one dot run.  Shorter than the static graph's: a fallback
-# exists.  The largest storyboard within the node limit (a chain of 2,500 ops, 5,001 boxes) takes
-# about 3 s; a 2,000-op chain 2.7 s.
+# exists.  Its boxes have no text: a chain of 5,000 boxes (the node limit) takes 3 s on an idle
+# 2-core machine, the storyboard of a 2,000-op chain 2.7 s; 15 s leaves room for a busy machine.
 DOT_TIMEOUT_S = 15.0
 
 # The layered fallback puts at most this many boxes side by side; a wider rank wraps onto more rows
