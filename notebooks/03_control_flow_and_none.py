@@ -97,7 +97,7 @@ with ad.trace() as tr:
 
 why = ad.viz.explain(tr, z, x)
 print(why.message)
-assert why.reason == "not_connected"
+assert why.reason == "not_read"
 why
 
 # %% [markdown]
@@ -219,8 +219,8 @@ why
 # *Picture description:* the watched `x` feeds, by two dashed arrows, a `Mul` node marked "(skipped)" and "not
 # recorded: ran under stop_recording"; it is outlined in vermillion as where the path breaks.
 #
-# A **variable** read only under `stop_recording` is never watched at all, so there `explain` says the variable was
-# never read while the tape was recording (reason `not_connected`):
+# A **variable** read only under `stop_recording` is never watched at all: no op on the tape read it, and `explain`
+# says so (reason `not_read`):
 
 # %%
 v = ad.Variable(2.0, name="v")
@@ -232,7 +232,7 @@ with ad.trace() as tr:
     assert tape.gradient(z, v) is None
 why = ad.viz.explain(tr, z, v)
 print(why.message)
-assert why.reason == "not_connected"
+assert why.reason == "not_read"
 
 # %% [markdown]
 # ### No gradient registered: an error, not `None`

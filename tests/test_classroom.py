@@ -151,7 +151,7 @@ def test_prediction_of_none_uses_explain():
     assert classroom.check_prediction(f, [x0, x1], [6.0, None]).passed
     r = classroom.check_prediction(f, [x0, x1], [6.0, 6.0])
     assert not r.passed
-    assert r.explanation is not None and r.explanation.reason == "not_watched"
+    assert r.explanation is not None and r.explanation.reason == "not_trainable"
     assert "trainable=False" in r.message
     html = r._repr_html_()
     assert "Not yet" in html and "<svg" in html
