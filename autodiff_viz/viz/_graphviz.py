@@ -7,7 +7,8 @@ animations through ``_layout.layout``) goes through :func:`run_dot`, which
    from the caller) and refuses, before starting ``dot``, a graph it could not
    lay out within the budget;
 2. runs ``dot`` with a wall-clock timeout and, on POSIX, a memory limit
-   (``RLIMIT_AS`` set in the child before ``dot`` starts);
+   (``RLIMIT_AS``: set on the child with ``prlimit`` on Linux, before ``dot``
+   has read its input; in the child before ``exec`` elsewhere);
 3. turns every way this can end badly into one of three exceptions:
    :class:`GraphvizNotFound`, :class:`LayoutBudgetExceeded` (too big, too slow,
    too much memory) or :class:`GraphvizFailed` (``dot`` rejected the input or
@@ -250,21 +251,43 @@ def check_size(nodes: int, edges: int, span: int = 0, *, max_nodes: int | None =
 # ---------------------------------------------------------------------------
 # Running dot
 # ---------------------------------------------------------------------------
-def _limit_memory(memory):
-    """A ``preexec_fn`` that caps the child's address space (POSIX), or None."""
+def _memory_limiter(memory):
+    """``(preexec_fn, after_start)``: how to cap the child's address space here; both None where it cannot be.
+
+    Linux: ``prlimit`` on the started child, from this process, before dot has
+    read its input (it waits for it), so nothing runs between fork and exec,
+    which is safe in a process with threads (a Jupyter kernel).  Other POSIX
+    systems: ``setrlimit`` in a ``preexec_fn``.  Never above this process'
+    own hard limit.
+    """
     if memory is None or sys.platform == "win32":
-        return None
+        return None, None
     try:
         import resource  # noqa: PLC0415  (POSIX only)
     except ImportError:
-        return None
+        return None, None
+    cap = int(memory)
+    try:
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        if hard != resource.RLIM_INFINITY and hard < cap:
+            cap = hard
+    except (ValueError, OSError):
+        pass
+    limit = (cap, cap)
+    if hasattr(resource, "prlimit"):
+        def after_start(pid):
+            try:
+                resource.prlimit(pid, resource.RLIMIT_AS, limit)
+            except (ValueError, OSError):  # it has already ended, or the system refuses: run as is
+                pass
+        return None, after_start
 
     def preexec():
         try:
-            resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
-        except (ValueError, OSError):  # a lower hard limit already, or a platform that refuses: run as is
+            resource.setrlimit(resource.RLIMIT_AS, limit)
+        except (ValueError, OSError):
             pass
-    return preexec
+    return preexec, None
 
 
 _FIND = object()  # run_dot(dot=...): look for the program
@@ -298,12 +321,15 @@ def run_dot(source: str, fmt: str, *, timeout: float | None = TIMEOUT_S, memory:
         if fmt == "svg" and wasm:
             return _wasm_svg(source)
         raise GraphvizNotFound(INSTALL_HELP.format(what=f"{fmt.upper()} output"))
+    preexec, after_start = _memory_limiter(memory)
     try:
         proc = subprocess.Popen([exe, f"-T{fmt}", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, preexec_fn=_limit_memory(memory))
+                                stderr=subprocess.PIPE, preexec_fn=preexec)
     except OSError as e:
         raise GraphvizNotFound(f"Graphviz's dot could not be started ({e}).\n"
                                + INSTALL_HELP.format(what=f"{fmt.upper()} output")) from None
+    if after_start is not None:
+        after_start(proc.pid)
     try:
         out, err = proc.communicate(source.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
