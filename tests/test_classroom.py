@@ -1,4 +1,12 @@
-"""The exercise checkers: right answers pass, wrong ones fail and say where."""
+"""The exercise checkers: right answers pass (at ties and kinks too), wrong ones fail and say where and why.
+
+Right values come from closed-form derivatives (cos, tanh' = 1 - tanh², the norm's x/‖x‖), from
+TensorFlow's documented conventions (``tf.maximum`` sends ties to its first input, ``relu'(0) = 0``),
+or from finite differences; messages are pinned for each mistake the checker names.
+"""
+import html
+import inspect
+
 import numpy as np
 import pytest
 
@@ -6,6 +14,8 @@ import autodiff_viz as ad
 from autodiff_viz import classroom
 
 X = np.array([0.3, 1.2, -0.7])
+A = np.array([0.5, -1.0, 2.0])
+B = np.array([1.0, -2.0, 0.0])
 
 
 def sin_rule(op, grad):
@@ -23,12 +33,32 @@ def contrast_rule(op, grad):
     return grad * factor + g_mean * (1.0 - factor), ad.reduce_sum(grad * (images - mean))
 
 
-def test_right_rule_passes():
+def maximum_ties_to_a(op, grad):
+    a, b = op.inputs
+    a_wins = ad.greater_equal(a, b)
+    zeros = ad.zeros_like(grad)
+    return ad.where(a_wins, grad, zeros), ad.where(a_wins, zeros, grad)
+
+
+def maximum_split_ties(op, grad):
+    a, b = op.inputs
+    share = ad.cast(ad.greater(a, b), grad.dtype) + 0.5 * ad.cast(ad.equal(a, b), grad.dtype)
+    return grad * share, grad * (1.0 - share)
+
+
+def tanh_twice(x):
+    return ad.tanh(ad.tanh(x)) * x
+
+
+def test_right_rule_passes_at_every_point():
     r = classroom.check_rule("Sin", sin_rule, lambda x: ad.sin(x) * x, X)
     assert r.passed and bool(r)
     assert r.divergence is None
-    assert "matches finite differences" in r.message
+    assert r.message.startswith("The rule for Sin matches finite differences at 3 points (the given inputs; "
+                                "x = 0; a random point)")
     np.testing.assert_allclose(r.theoretical[0], r.numerical[0], atol=1e-6)
+    # d/dx (x sin x) = sin x + x cos x, per element (the Jacobian is diagonal)
+    np.testing.assert_allclose(np.diag(r.theoretical[0]), np.sin(X) + X * np.cos(X), rtol=1e-6)
 
 
 def test_wrong_rule_fails_naming_the_node_where_numbers_diverge():
@@ -36,23 +66,23 @@ def test_wrong_rule_fails_naming_the_node_where_numbers_diverge():
     r = classroom.check_rule("Sin", sin_rule_wrong, lambda x: ad.sin(ad.sin(x)) * x, X)
     assert not r.passed and not bool(r)
     d = r.divergence
-    assert (d.op_type, d.step, d.input_index) == ("Sin", 2, 0)
+    assert (d.op_type, d.step, d.input_index, d.input_name) == ("Sin", 2, 0, "a")
     # The upstream gradient it got is right (Mul's rule is built in): the rule's output is what differs.
     inner = np.sin(X)
     np.testing.assert_allclose(d.expected, d.upstream * np.cos(inner), rtol=1e-6)
     np.testing.assert_allclose(d.got, d.upstream * np.sin(inner), rtol=1e-6)
-    assert "node 'Sin'" in r.message and "backward step 2" in r.message
+    assert "node 'Sin' (backward step 2)" in r.message
 
 
-def test_wrong_rule_graph_marks_only_the_diverging_node():
+def test_wrong_rule_graph_marks_only_the_diverging_node_in_its_own_style():
     r = classroom.check_rule("Sin", sin_rule_wrong, lambda x: ad.sin(ad.sin(x)) * x, X)
     g = r.graph()
     broken = [n for n in g.model.nodes if n.broken]
     assert [n.label for n in broken] == ["Sin"]
     assert sum(n.label == "Sin" for n in g.model.nodes) == 2      # the other Sin is not marked
     assert broken[0]._raw == r.divergence.tensor
-    assert "rule sent" in broken[0].notes[-1]
-    assert "penwidth=3.2" in g.source
+    assert broken[0].notes[-1].startswith("Rule sent [")
+    assert "✗ Sin" in g.source and html.escape(classroom.RULE_MARK) in g.source   # a cross, and a legend entry saying why
     assert r.marked_label == "Sin"
 
 
@@ -88,7 +118,7 @@ def test_rule_for_an_op_without_one():
     assert (r.divergence.op_type, r.divergence.input_index) == ("AdjustContrastv2", 0)
 
 
-def test_custom_gradient_right_and_wrong():
+def test_custom_gradient_right_and_wrong_named_by_the_function():
     @ad.custom_gradient
     def log1pexp(x):
         e = ad.exp(x)
@@ -109,17 +139,130 @@ def test_custom_gradient_right_and_wrong():
     assert classroom.check_rule(log1pexp, xs).passed
     r = classroom.check_rule(log1pexp_wrong, lambda x: log1pexp_wrong(2.0 * x) + x, xs)
     assert not r.passed
-    assert r.divergence.op_type == "IdentityN"
+    assert r.divergence.op_type == "IdentityN" and r.divergence.name == "log1pexp_wrong"
     np.testing.assert_allclose(r.divergence.got, r.divergence.upstream * np.exp(2 * xs), rtol=1e-6)
-    assert "custom gradient of log1pexp_wrong" in r.message
+    assert "custom gradient of log1pexp_wrong" in r.message and "node 'log1pexp_wrong'" in r.message
+    assert r.marked_label == "log1pexp_wrong"            # the picture names it too, not IdentityN
+    assert "log1pexp_wrong" in {n.label for n in r.graph().model.nodes}
 
 
-def test_a_rule_that_raises_is_reported_but_a_todo_stops():
+def test_the_textbook_norm_gradient_fails_at_the_origin_in_words():
+    """Exercise 2's trap: x/‖x‖ is right at (3, -4) and nan at 0; the checker tries the origin and says so."""
+    @ad.custom_gradient
+    def safe_norm(x):
+        n = ad.sqrt(ad.reduce_sum(x * x))
+
+        def grad(upstream):
+            return upstream * x / n
+        return n, grad
+
+    r = classroom.check_rule(safe_norm, np.array([3.0, -4.0]))
+    assert not r.passed
+    assert r.message.startswith("The custom gradient of safe_norm is right at the given inputs, but not at x = 0.")
+    assert "Your rule returns nan at x = 0" in r.message
+    assert np.all(np.isnan(r.divergence.got)) and r.divergence.point == "x = 0"
+    assert r.marked_label == "safe_norm"
+
+
+def test_a_guarded_norm_passes_at_the_origin():
+    @ad.custom_gradient
+    def safe_norm(x):
+        n = ad.sqrt(ad.reduce_sum(x * x))
+
+        def grad(upstream):
+            safe = ad.where(ad.greater(n, 0.0), n, ad.ones_like(n))
+            return ad.where(ad.greater(n, 0.0), upstream * x / safe, ad.zeros_like(x))
+        return n, grad
+
+    r = classroom.check_rule(safe_norm, np.array([3.0, -4.0]))
+    assert r.passed and "x = 0" in r.message
+    # x/‖x‖ at (3, -4): (0.6, -0.8)
+    np.testing.assert_allclose(r.theoretical[0].ravel(), [0.6, -0.8], rtol=1e-6)
+
+
+def test_maximum_with_ties_to_a_passes_at_ties_as_tensorflow_does():
+    f = lambda a, b: ad.maximum(a, b) * a  # noqa: E731
+    r = classroom.check_rule("Maximum", maximum_ties_to_a, f, [A, B])
+    assert r.passed and "a = b (a tie)" in r.message
+    tied = classroom.check_rule("Maximum", maximum_ties_to_a, f, [A, A.copy()])
+    assert tied.passed and "documented convention" in tied.message
+    # TF: d/da [max(a, b) * a] at a == b is max + a·1 = 2a (the tie goes to a); d/db = 0.
+    np.testing.assert_allclose(np.diag(tied.theoretical[0]), 2 * A, rtol=1e-6)
+    np.testing.assert_allclose(tied.theoretical[1], 0.0, atol=1e-12)
+
+
+def test_maximum_that_splits_ties_fails_at_the_tie_with_the_convention_named():
+    f = lambda a, b: ad.maximum(a, b) * a  # noqa: E731
+    r = classroom.check_rule("Maximum", maximum_split_ties, f, [A, B])
+    assert not r.passed
+    assert r.message.startswith("The rule for Maximum is right at the given inputs, but not at "
+                                "a = b = [0.5, -1.0, 2.0] (a tie).")
+    assert "TensorFlow's" in r.message and "splits the gradient in half" in r.message
+    np.testing.assert_allclose(r.divergence.got, r.divergence.expected / 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op_type, f, x", [
+    ("Maximum", lambda a, b: ad.maximum(a, b), [np.array([1.0, 0.0]), np.array([1.0, 2.0])]),
+    ("Relu", ad.nn.relu, np.array([-1.0, 0.0, 2.0])),
+    ("Abs", ad.abs, np.array([-1.0, 0.0, 2.0])),
+])
+def test_built_in_rules_pass_at_their_kinks(op_type, f, x):
+    r = classroom.check_rule(op_type, None, f, x)
+    assert r.passed, r.message
+
+
+def test_hint_missing_upstream_factor():
+    def tanh_local(op, grad):
+        y = op.outputs[0]
+        return 1.0 - y * y
+
+    r = classroom.check_rule("Tanh", tanh_local, tanh_twice, X)
+    assert not r.passed and "multiply by the upstream gradient `grad`" in r.message
+    assert "random weights, not 1" in r.message
+    d = r.divergence
+    np.testing.assert_allclose(d.got * d.upstream, d.expected, rtol=1e-6)
+
+
+def test_hint_sign_flip():
+    def tanh_flipped(op, grad):
+        y = op.outputs[0]
+        return grad * (y * y - 1.0)
+
+    r = classroom.check_rule("Tanh", tanh_flipped, tanh_twice, X)
+    assert not r.passed and "the wrong sign" in r.message
+
+
+def test_hint_swapped_inputs():
+    def swapped(op, grad):
+        to_a, to_b = maximum_ties_to_a(op, grad)
+        return to_b, to_a
+
+    r = classroom.check_rule("Maximum", swapped, lambda a, b: ad.maximum(a, b) * a, [A, B])
+    assert not r.passed and "The gradients of a and b are swapped" in r.message
+
+
+def test_wrong_count_and_wrong_shape_are_named():
+    f = lambda a, b: ad.maximum(a, b) * a  # noqa: E731
+    one = classroom.check_rule("Maximum", lambda op, grad: grad, f, [A, B])
+    assert one.message == ("The rule for Maximum returned 1 gradient, but Maximum has 2 inputs (a, b): return one "
+                           "gradient per input, in the order of op.inputs.")
+    column = classroom.check_rule("Maximum", lambda op, grad: (grad[:, None], grad[:, None]), f, [A, B])
+    assert column.message == ("The rule for Maximum sent a gradient of shape (3, 1) to a, whose shape is (3,): a "
+                              "gradient has the shape of its input.")
+    assert one.marked_label == column.marked_label == "Maximum"
+
+
+def test_a_rule_that_raises_keeps_its_line_but_a_todo_stops():
     def broken(op, grad):
-        return grad * op.inputs[5]
+        return grad * op.output[0]
 
+    line = inspect.getsourcelines(broken)[1] + 1
     r = classroom.check_rule("Sin", broken, ad.sin, X)
-    assert not r.passed and "raised IndexError" in r.message
+    assert not r.passed
+    assert r.message == (f"Running the rule for Sin raised AttributeError: no attribute 'output', in broken, "
+                         f"line {line}: return grad * op.output[0]. A rule's op has .inputs and .outputs (lists "
+                         "of tensors) and .type.")
+    assert r.marked_label == "Sin"
 
     def todo(op, grad):
         raise NotImplementedError("write the rule")
@@ -135,13 +278,69 @@ def test_f_must_use_the_op():
         classroom.check_rule("Sine", sin_rule, ad.sin, X)
 
 
+def sum_to_shape(g, shape):
+    while len(g.shape) > len(shape):
+        g = ad.reduce_sum(g, axis=0)
+    for axis, n in enumerate(shape):
+        if n == 1 and g.shape[axis] != 1:
+            g = ad.reduce_sum(g, axis=axis, keepdims=True)
+    return g
+
+
+def test_exact_shapes_mode_makes_the_rule_sum_over_broadcast_dimensions():
+    x = np.arange(6.0).reshape(2, 3) / 5
+    w = np.array([0.5, -1.0, 2.0])
+    f = lambda x, w: ad.reduce_sum(ad.multiply(x, w) ** 2)  # noqa: E731
+
+    def mul_unsummed(op, grad):
+        a, b = op.inputs
+        return grad * b, grad * a
+
+    def mul_summed(op, grad):
+        a, b = op.inputs
+        return sum_to_shape(grad * b, a.shape), sum_to_shape(grad * a, b.shape)
+
+    assert classroom.check_rule("Mul", mul_unsummed, f, [x, w]).passed   # the tape sums for you by default
+    r = classroom.check_rule("Mul", mul_unsummed, f, [x, w], exact_shapes=True)
+    assert not r.passed and r.marked_label == "Mul"
+    assert r.message == ("The rule for Mul sent a gradient of shape (2, 3) to b, whose shape is (3,). b was "
+                         "broadcast (copied) along axis 0 to make the output, so its gradient is the sum over the "
+                         "copies: ad.reduce_sum(g, axis=0). In this exercise the tape does not sum for you.")
+    ok = classroom.check_rule("Mul", mul_summed, f, [x, w], exact_shapes=True)
+    assert ok.passed, ok.message
+    # d/dw sum((x w)^2) = sum over rows of 2 x² w
+    np.testing.assert_allclose(ok.theoretical[1].ravel(), (2 * x**2 * w).sum(axis=0), rtol=1e-6)
+
+
 def test_prediction_right_and_wrong():
     cube = lambda x: x * x * x  # noqa: E731
     assert classroom.check_prediction(cube, 2.0, 12.0).passed
     r = classroom.check_prediction(cube, 2.0, 6.0)
     assert not r.passed
-    assert "you predicted 6, the tape gives 12" in r.message
-    assert r.marked_label == "x"
+    assert r.message == "For x you predicted 6.0; the tape gives 12.0."
+    assert r.marked_label == "x" and html.escape(classroom.PREDICTION_MARK) in r.graph().source
+
+
+def test_prediction_names_inputs_by_the_function_s_parameters():
+    r = classroom.check_prediction(lambda a, b: a * b + ad.sin(a), [0.0, 5.0], [5.0, 1.0])
+    assert r.message.startswith("For a you predicted 5.0; the tape gives 6.0.")   # b + cos(0) = 6
+    assert "Also check: b." in r.message and r.marked_label == "a"
+
+
+def test_prediction_of_the_wrong_length_or_shape():
+    f = lambda x: ad.reduce_sum(x * x)  # noqa: E731
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    short = classroom.check_prediction(f, x, [2.0, 4.0])
+    assert short.message == ("For x you predicted 2 numbers, but x has 3 elements (shape (3,)): a gradient has one "
+                             "number per element of its input.")
+    column = classroom.check_prediction(f, x, np.array([[2.0], [4.0], [6.0]]))
+    assert column.message == "Your prediction for x has shape (3, 1); a gradient has the shape of its input, (3,)."
+    assert classroom.check_prediction(f, x, [2.0, 4.0, 6.0]).passed      # 2x
+
+
+def exercise_3(a, b, c):
+    via_numpy = ad.constant(np.square(c.numpy()))
+    return a * b + via_numpy
 
 
 def test_prediction_of_none_uses_explain():
@@ -152,6 +351,25 @@ def test_prediction_of_none_uses_explain():
     r = classroom.check_prediction(f, [x0, x1], [6.0, 6.0])
     assert not r.passed
     assert r.explanation is not None and r.explanation.reason == "not_trainable"
-    assert "trainable=False" in r.message
+    assert "trainable=False" in r.message and "depends on" not in r.message
     html = r._repr_html_()
     assert "Not yet" in html and "<svg" in html
+
+
+def test_exercise_3_wrong_answers_name_the_mistake():
+    a = ad.Variable(2.0, name="a")
+    b = ad.Variable(3.0, name="b", trainable=False)
+    c = ad.Variable(4.0, name="c")
+    assert classroom.check_prediction(exercise_3, [a, b, c], [3.0, None, None]).passed
+    for_b = classroom.check_prediction(exercise_3, [a, b, c], [3.0, 2.0, None])
+    assert for_b.message.startswith("For b you predicted 2.0; the tape gives None. The gradient is None because "
+                                    "variable 'b' was created with trainable=False.")
+    assert for_b.marked_label == "b"
+    for_c = classroom.check_prediction(exercise_3, [a, b, c], [3.0, None, 8.0])
+    assert for_c.message.startswith("For c you predicted 8.0; the tape gives None. The gradient is None because "
+                                    "no op on the tape read variable 'c'")
+    assert ".numpy()" in for_c.message and "the constant marked on the graph moves with it" in for_c.message
+    marked = {n.label for n in for_c.explanation.graph.model.nodes if n.broken}
+    assert marked == {"c", "const"}
+    const = next(n for n in for_c.explanation.graph.model.nodes if n.label == "const")
+    assert const.value.head == (16.0,)       # c² = 16: where c's value came back
