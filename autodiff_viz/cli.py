@@ -5,6 +5,7 @@
     autodiff-viz animate script.py -o steps.gif        the forward and backward passes, step by step
                                                        (.gif, .html: a self-contained player, .mp4)
     autodiff-viz tour OUTDIR [--format svg]            the guides' examples as pictures
+    autodiff-viz lessons OUTDIR                        the tutorial notebooks, run, as a static web site
 
 The script runs in a child process under ``ad.trace()``, with a time limit
 (``--timeout``) and a memory limit (``--memory-limit``).  The child hands the
@@ -426,6 +427,18 @@ def _tour_command(args) -> int:
     return 0
 
 
+def _lessons_command(args) -> int:
+    from .lessons import LessonError, build_site
+
+    try:
+        index = build_site(args.outdir, args.notebooks, cell_timeout=args.cell_timeout, timeout=args.timeout,
+                           only=args.only, log=lambda line: print(line, file=sys.stderr, flush=True))
+    except LessonError as e:
+        _fail(f"{e}; no site written", 1)
+    print(index)
+    return 0
+
+
 def _add_run_options(p):
     p.add_argument("--timeout", type=_timeout, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"stop the script after this long (default: {DEFAULT_TIMEOUT_S:g} s)")
@@ -474,6 +487,19 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--format", nargs="+", choices=FORMATS, default=["png"])
     t.add_argument("--only", nargs="+", metavar="NAME", help="only these examples")
     t.set_defaults(run=_tour_command)
+    from .lessons import CELL_TIMEOUT_S, TIMEOUT_S
+
+    s = sub.add_parser("lessons", help="run the tutorial notebooks and write a static web site into OUTDIR "
+                                       "(no network needed to read it)")
+    s.add_argument("outdir")
+    s.add_argument("--notebooks", metavar="DIR",
+                   help="the folder of the tutorials, NN_name.ipynb (default: notebooks/ of this repository)")
+    s.add_argument("--only", nargs="+", metavar="NAME", help="only these tutorials (01_gradient_tapes ...)")
+    s.add_argument("--cell-timeout", type=_timeout, default=CELL_TIMEOUT_S, metavar="SECONDS",
+                   help=f"stop a cell after this long (default: {CELL_TIMEOUT_S:g} s)")
+    s.add_argument("--timeout", type=_timeout, default=TIMEOUT_S, metavar="SECONDS",
+                   help=f"stop after this long for all notebooks together (default: {TIMEOUT_S:g} s)")
+    s.set_defaults(run=_lessons_command)
     return p
 
 
