@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from . import _layout, _linked, _model, _source, _story
+from . import _details, _layout, _linked, _model, _source, _story
 
 
 class Animation:
@@ -154,6 +154,7 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     found = _source.events_of(source, family=True)
     model = _model.build(found.events, names=_source.name_map(names), subscripts=True, traced=found.traced)
     story = _story.build_story(found.events, model, title)
+    story["details"] = _details.node_details(model)
     story["layout"] = _layout.layout(story, rankdir)
     return Animation(story)
 
@@ -181,7 +182,7 @@ def _animate_function(f, args, names, title, rankdir, vary, span, points, linked
     if not args:
         raise TypeError("animate(f, *inputs): give the input values, e.g. animate(f, 3.0)")
     labels = _input_labels(f, len(args), names)
-    story, _, _, _ = _linked.story_of_run(f, args, labels, ad.float64, title)
+    story, _, _, _ = _linked.story_of_run(f, args, labels, ad.float64, title, details=True)
     story["layout"] = _layout.layout(story, rankdir)
     vary = 0 if vary is None else (labels.index(vary) if isinstance(vary, str) else int(vary))
     scalar = np.ndim(args[vary]) == 0

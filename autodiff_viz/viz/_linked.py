@@ -19,15 +19,21 @@ import math
 
 import numpy as np
 
-from . import _model, _source, _story
+from . import _details, _model, _source, _story
 
 
-def story_of_run(f, values, labels, dtype, title=None, keep_tensors=False):
-    """Run ``f`` on ``values`` under a tape; (storyboard, trace, inputs, tape)."""
+def story_of_run(f, values, labels, dtype, title=None, keep_tensors=False, details=False):
+    """Run ``f`` on ``values`` under a tape; (storyboard, trace, inputs, tape).
+
+    ``details``: add each node's details (:mod:`._details`) to the storyboard.
+    """
     tr, inputs, tape = _source.run_function(f, values, dtype, keep_tensors=keep_tensors)
     names = {_source.rec.tensor_id(t): lab for t, lab in zip(inputs, labels)}
     model = _model.build(tr.events, names=names, subscripts=True)
-    return _story.build_story(tr.events, model, title), tr, inputs, tape
+    story = _story.build_story(tr.events, model, title)
+    if details:
+        story["details"] = _details.node_details(model)
+    return story, tr, inputs, tape
 
 
 def _node_means(f, vals, vary, x, dtype, labels):

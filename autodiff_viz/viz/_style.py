@@ -109,6 +109,26 @@ def fmt_value(s, digits: int = 4, max_items: int = 4, spread: bool = False) -> s
     return f"{dims} values, mean {fmt_number(s.mean, 3)}"
 
 
+def fmt_full(s, digits: int = 6) -> str:
+    """Every value a summary keeps, nested as NumPy prints them: ``[[1.0, 2.0], [3.0, 4.0]]``.
+
+    A tensor larger than the summary (more than ``events.HEAD`` values) shows
+    its first values in row-major order, then ``…``.
+
+    >>> from autodiff_viz.events import summarize
+    >>> import numpy as np
+    >>> fmt_full(summarize(np.array([[1.0, 2.0], [3.0, 4.0]]))), fmt_full(summarize(np.arange(40)))[-12:]
+    ('[[1.0, 2.0], [3.0, 4.0]]', '13, 14, 15 …')
+    """
+    if s is None:
+        return ""
+    if s.size == 0:
+        return "[]"
+    if s.complete:
+        return _nested(s.array().tolist(), digits, s.dtype)
+    return ", ".join(_nested(v, digits, s.dtype) for v in s.head) + " …"
+
+
 def fmt_short(s) -> str:
     """A value as a box shows it (it must fit): ``3.0``, ``[1.0, 2.0]``, ``2×3 μ 0.12``."""
     if s is None:
