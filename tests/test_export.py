@@ -1,5 +1,8 @@
 """Exported notebooks: the step-through keeps stepping with no kernel and no network."""
+import base64
 import os
+import re
+import xml.etree.ElementTree as ET
 
 import nbformat
 import pytest
@@ -7,6 +10,7 @@ from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
 from autodiff_viz.nbconvert import WIDGET_MIME, StaticWidgets
+from autodiff_viz.viz._widget import esm_source
 from browser_util import launch, require_chromium
 
 CELL = """
@@ -74,4 +78,69 @@ def test_exported_html_steps_offline(executed, tmp_path):
         page.click(".adv-last")
         expect(page.locator(".adv-results")).to_contain_text("3.0")  # dz/dy = x
         page.screenshot(path=str(tmp_path / "exported.png"))
+        browser.close()
+
+
+def _svg_texts(svg: str) -> list:
+    return ["".join(t.itertext()) for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+
+
+def test_saved_output_carries_a_still_picture(executed):
+    """What a viewer with no widget manager and no scripts shows: the last step, as SVG."""
+    data = executed.cells[0].outputs[-1]["data"]
+    texts = _svg_texts(data["image/svg+xml"])
+    for label in ("x", "y", "Mul", "Sin", "Add"):
+        assert label in texts
+    assert "= 3.0" in texts and "∂ 3.0" in texts      # y's gradient is x
+    assert "∂target/∂y = 3.0" in texts and "∂target/∂x = 1.01" in texts   # y + cos(x)
+    # The HTML shows the same picture (an <img>, which sanitizers keep) until its script runs.
+    b64 = re.search(r'class="adv-fallback" alt="[^"]*" src="data:image/svg\+xml;base64,([^"]+)"', data["text/html"])
+    assert base64.b64decode(b64.group(1)).decode("utf-8") == data["image/svg+xml"]
+
+
+@pytest.mark.parametrize("kind", ["animate", "explore", "inspect"])
+def test_widget_module_is_one_self_contained_module(kind):
+    src = esm_source(kind)
+    assert not re.search(r"^\s*import\b|\bimport\s*\(|\brequire\s*\(", src, re.M)  # imports nothing at run time
+    assert {u for u in re.findall(r"https?://[^\s\"'`]+", src)} <= {"http://www.w3.org/2000/svg"}  # a namespace only
+    assert src.count("export default") == 1
+
+
+@pytest.mark.browser
+def test_saved_notebook_shows_a_picture_with_no_widget_manager(executed, tmp_path):
+    """A notebook saved as JupyterLab saves it (no widget state), exported by plain nbconvert: no widget manager.
+
+    With scripts off the page shows the still picture; with scripts on (and no network) the player runs.
+    """
+    require_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    nb = nbformat.from_dict(executed)
+    nb.metadata.pop("widgets", None)  # nbclient stores the widgets' state; JupyterLab by default does not
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    assert WIDGET_MIME not in body
+    page_file = tmp_path / "plain.html"
+    page_file.write_text(body, encoding="utf-8")
+    svg_file = tmp_path / "still.html"
+    svg = executed.cells[0].outputs[-1]["data"]["image/svg+xml"]
+    svg_file.write_text(f'<!DOCTYPE html><meta charset="utf-8"><body>{svg}</body>', encoding="utf-8")
+    offline = lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort()  # noqa: E731
+    with sync_playwright() as p:
+        browser = launch(p)
+        still = browser.new_context(java_script_enabled=False, viewport={"width": 1300, "height": 900}).new_page()
+        still.route("**/*", offline)
+        still.goto(page_file.as_uri())
+        img = still.locator(".jp-OutputArea-output img.adv-fallback")
+        expect(img).to_be_visible()
+        assert still.evaluate("document.querySelector('img.adv-fallback').naturalWidth") > 300  # decoded
+        img.scroll_into_view_if_needed()
+        still.screenshot(path=str(tmp_path / "no_scripts.png"))
+        still.goto(svg_file.as_uri())  # the image/svg+xml output itself, drawn
+        expect(still.locator("svg text", has_text="Mul")).to_be_visible()
+        live = browser.new_page(viewport={"width": 1300, "height": 900})
+        live.route("**/*", offline)
+        live.goto(page_file.as_uri())
+        expect(live.locator(".adv-host[data-ready='1']")).to_have_count(1, timeout=15_000)
+        live.click(".adv-last")
+        expect(live.locator(".adv-results")).to_contain_text("∂target/∂y = 3.0")
         browser.close()

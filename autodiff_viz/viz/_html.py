@@ -4,8 +4,10 @@ The page holds the widget's own ES module as a string, imports it from a
 ``blob:`` URL, and hands it a tiny stand-in for the widget model (``get``,
 ``set``, ``on``, ``off``, ``save_changes``, ``send``) holding the same state
 the Jupyter widget syncs.  So the file plays from ``file://`` with no kernel.
-A static picture (the last step) sits inside as a fallback for viewers that
-run no scripts; the script replaces it.
+A notebook fragment carries the widget's still picture (:mod:`._still`, an
+SVG ``<img>``, which sanitizers keep) for viewers that run no scripts; the
+script replaces it.  The graph inspector's still is its Graphviz SVG, which
+the script then makes interactive (so the picture is in the page once).
 
 The page title and the alternative text are user text: they go through
 :func:`._labels.for_html` (cleaned, shortened, escaped).  The widget's state
@@ -18,7 +20,7 @@ import json
 import re
 import secrets
 
-from . import _labels as L
+from . import _labels as L, _still
 from ._widget import css_source, esm_source, initial_state
 
 _MODEL_SHIM = """
@@ -37,6 +39,7 @@ function makeModel(state) {
 """
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+_ESCAPES = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
 
 
 def _script_json(obj) -> str:
@@ -44,24 +47,37 @@ def _script_json(obj) -> str:
 
     ``<``, ``>`` and ``&`` only occur inside strings, where ``\\u003c``... mean
     the same: so no text can end the script (``</script>``) or open a comment.
+    Other characters are written as they are (the page is UTF-8), except line
+    and paragraph separators and lone surrogates, which are escaped too.
     """
-    text = json.dumps(obj, separators=(",", ":"), allow_nan=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = json.dumps(obj, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    return _ESCAPES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def widget_html(kind: str, data: dict, title: str = "autodiff_viz", standalone: bool = True, alt: str = "",
-                fallback_png: str | None = None) -> str:
+                fallback_png: str | None = None, still: str | None = None) -> str:
     """HTML that runs the ``kind`` widget on ``data`` with no kernel and no network.
 
     ``standalone`` gives a whole page; otherwise a fragment for a notebook output.
-    ``fallback_png`` (base64) is shown where scripts do not run.
+    ``still`` (an SVG document) or ``fallback_png`` (base64) is shown until the
+    script runs, and where scripts do not run; a fragment shows the widget's
+    still picture by default.
+
+    >>> import autodiff_viz as ad
+    >>> anim = ad.viz.animate(lambda x: x * x, 3.0, linked=False)
+    >>> 'src="data:image/svg+xml;base64,' in widget_html("animate", anim.data, standalone=False)
+    True
     """
     uid = "adv-" + secrets.token_hex(6)
     state = initial_state(kind, data)
     title_text = L.for_html(title, L.TITLE_LIMIT, "end")
     alt_text = L.for_html(alt, L.ALT_LIMIT, "end")
     fallback = ""
-    if fallback_png:
+    if still is None and fallback_png is None and not standalone:
+        still = _still.still(kind, data)
+    if still is not None:
+        fallback = f'<img class="adv-fallback" alt="{alt_text}" src="{_still.data_uri(still)}">'
+    elif fallback_png:
         if not _BASE64.fullmatch(fallback_png):
             raise ValueError("fallback_png must be base64 text")
         fallback = (f'<img class="adv-fallback" alt="{alt_text}" '
@@ -73,13 +89,14 @@ def widget_html(kind: str, data: dict, title: str = "autodiff_viz", standalone: 
 const esm = {_script_json(esm_source(kind))};
 const state = {_script_json(state)};
 const host = document.getElementById("{uid}");
+const still = host.querySelector("img.adv-fallback");
 const url = URL.createObjectURL(new Blob([esm], {{type: "text/javascript"}}));
 const widget = (await import(url)).default;
 URL.revokeObjectURL(url);
 const model = makeModel(state);
 if (widget.initialize) await widget.initialize({{model}});
 host.replaceChildren();
-await widget.render({{model, el: host}});
+await widget.render({{model, el: host, still: still && still.getAttribute("src")}});
 host.dataset.ready = "1";
 </script>"""
     if not standalone:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import pathlib
 
-from . import _style
+from . import _still, _style
 
 STATIC = pathlib.Path(__file__).with_name("static")
 
@@ -76,12 +76,21 @@ def _in_kernel() -> bool:
 
 
 def mimebundle(kind: str, data: dict, html: str, text: str) -> dict:
-    """The widget view where a kernel is running, always with the HTML fallback beside it.
+    """The widget view where a kernel is running, always with the HTML player and a still picture beside it.
 
-    Front ends that render widgets pick the widget; GitHub, nbviewer, exported
-    HTML without widget state, and anything else pick the self-contained HTML.
+    Front ends that render widgets pick the widget (JupyterLab ranks it first);
+    exported HTML without widget state and VS Code reopening a saved notebook
+    pick the self-contained HTML; whatever shows neither widgets nor scripts
+    has the still (``image/svg+xml``, also inside the HTML until its script runs).
+
+    >>> import autodiff_viz as ad
+    >>> sorted(ad.viz.animate(lambda x: x * x, 3.0, linked=False)._repr_mimebundle_())
+    ['image/svg+xml', 'text/html', 'text/plain']
     """
     bundle = {"text/plain": text, "text/html": html}
+    picture = _still.still(kind, data)
+    if picture is not None:
+        bundle["image/svg+xml"] = picture
     if _in_kernel():
         try:
             w = make_widget(kind, data)
