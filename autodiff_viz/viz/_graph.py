@@ -72,12 +72,33 @@ class Graph:
             return None
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        """The picture (SVG), and as HTML the same picture made clickable (:meth:`inspect`)."""
         bundle = {"text/plain": repr(self)}
         try:
             bundle["image/svg+xml"] = self.svg()
         except (GraphvizNotFound, LayoutBudgetExceeded) as e:  # the text says why and what to do
             bundle["text/plain"] = f"{self!r}\n{e}"
+            return bundle
+        bundle["text/html"] = self.inspect().to_html(standalone=False)
         return bundle
+
+    def inspect(self):
+        """The graph to click on: a node shows its full value, each gradient with its call, its rule with
+        the numbers; hovering shows its path.  Shows inline in Jupyter; ``.save("g.html")`` writes a page.
+
+        >>> import autodiff_viz as ad
+        >>> x = ad.Variable(3.0, name="x")
+        >>> with ad.GradientTape() as t:
+        ...     y = x * x
+        >>> ad.viz.graph(t).inspect()
+        <Inspection of a graph: 2 nodes>
+        """
+        from ._inspect import Inspection, inspect_data
+
+        m = self.model
+        tapes = ", ".join(f"tape {t.title}" for t in m.tapes)
+        title = f"Computation graph of {tapes}" if tapes else "Computation graph"
+        return Inspection(inspect_data(m, title), self.svg())
 
     def save(self, path, format: str | None = None) -> pathlib.Path:  # noqa: A002
         """Write ``.svg``, ``.png``, ``.pdf`` (by extension or ``format``) or ``.dot``/``.gv`` (DOT text)."""

@@ -79,7 +79,7 @@ function render({ model, el }) {
     const p = L.nodes[n.id];
     index[n.id] = i;
     const g = s("g", {transform: `translate(${p.x - p.w / 2},${p.y - p.h / 2})`, "data-id": n.id,
-      "data-label": n.label, role: "button", tabindex: linked ? 0 : null, "aria-label": n.label});
+      "data-label": n.label, role: "button", tabindex: 0, "aria-label": n.label + ": show its details"});
     const box = s("rect", {width: p.w, height: p.h, rx: n.kind === "leaf" ? 24 : 8, class: "adv-box"});
     const lab = s("text", {x: p.w / 2, y: 22, "text-anchor": "middle", class: "adv-label"}); lab.textContent = n.label;
     const val = s("text", {x: p.w / 2, y: 45, "text-anchor": "middle", class: "adv-val"});
@@ -88,7 +88,14 @@ function render({ model, el }) {
     badge.append(s("circle", {r: 13}));
     const bt = s("text", {y: 5, "text-anchor": "middle"}); badge.append(bt);
     g.append(box, lab, val, grad, badge);
-    if (linked) g.addEventListener("click", () => { model.set("selected", n.id); model.save_changes(); });
+    g.addEventListener("click", () => { openDetails(i); if (linked) { model.set("selected", n.id); model.save_changes(); } });
+    g.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); g.dispatchEvent(new MouseEvent("click")); }
+    });
+    g.addEventListener("mouseenter", () => trace(n.id));
+    g.addEventListener("mouseleave", () => trace(null));
+    g.addEventListener("focus", () => trace(n.id));
+    g.addEventListener("blur", () => trace(null));
     gNodes.append(g);
     nodeEls.push({g, val, grad, badge, bt, role: n.role, kind: n.kind});
   });
@@ -106,7 +113,40 @@ function render({ model, el }) {
     h("thead", {}, h("tr", {}, h("th", {}, "tensor"), h("th", {}, "contributions"), h("th", {}, "total"))),
     panelBody);
   const results = h("div", {class: "adv-results"});
-  const side = h("div", {class: "adv-side"}, title, lines, panel, results);
+  // --- a node's details (click, or Enter on a focused node) and its path (hover, focus) ----
+  const details = data.details || null;
+  let openNode = -1;
+  const box = detailsBox(details ? details.heads : {}, () => {
+    if (openNode >= 0) { nodeEls[openNode].g.classList.remove("adv-inspected"); nodeEls[openNode].g.focus(); }
+    openNode = -1;
+  });
+  const stepsOf = new Map();  // node id -> the steps where it is the current node
+  steps.forEach((st, k) => { if (st.node) (stepsOf.get(st.node) || stepsOf.set(st.node, []).get(st.node)).push(k); });
+  function openDetails(i) {
+    if (!details) return;
+    if (openNode >= 0) nodeEls[openNode].g.classList.remove("adv-inspected");
+    openNode = i;
+    nodeEls[i].g.classList.add("adv-inspected");
+    const n = data.nodes[i];
+    box.show(n.id, n.label, details.nodes[i], (body) => {
+      const ks = stepsOf.get(n.id) || [];
+      if (!ks.length) return;
+      body.append(h("div", {class: "adv-d adv-d-steps", "data-section": "steps"},
+        h("div", {class: "adv-d-head"}, "its steps"),
+        h("div", {class: "adv-d-line"}, ...ks.map((k) => h("button", {type: "button", class: "adv-btn adv-d-step",
+          onclick: () => setStep(k)}, steps[k].title)))));
+    });
+  }
+  const through = pathFinder(data.nodes, data.edges);
+  const edgeEnds = data.edges.map((e) => [e.from, e.to]);
+  function trace(id) {
+    const on = id === null ? null : through(id);
+    root.classList.toggle("adv-tracing", on !== null);
+    nodeEls.forEach((ne, i) => ne.g.classList.toggle("adv-path", on !== null && on.has(data.nodes[i].id)));
+    edgeEls.forEach((g, j) => g.classList.toggle("adv-path", on !== null && on.has(edgeEnds[j][0]) && on.has(edgeEnds[j][1])
+      && data.edges[j].kind !== "leave" && data.edges[j].kind !== "skipped"));
+  }
+  const side = h("div", {class: "adv-side"}, box.box, title, lines, panel, results);
 
   // --- controls ------------------------------------------------------------
   const getStep = () => model.get("step");
@@ -129,11 +169,15 @@ function render({ model, el }) {
   }
 
   bar.bar.append(fitBtn);
-  root.append(heading, h("div", {class: "adv-main"}, graphBox, side), bar.bar);
+  const keys = details ? h("div", {class: "adv-hint adv-keys"}, "Click a node (or Tab to it, Enter) for its value, "
+    + "gradients and rule; hover for its path.  Keys: ← → step, Home / End first / last, Escape closes.") : "";
+  root.append(heading, keys, h("div", {class: "adv-main"}, graphBox, side), bar.bar);
   if (linkedBox) root.append(linkedBox);
   el.append(root);
 
   root.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && openNode >= 0) { box.hide(); ev.preventDefault(); return; }
+    if (ev.target.closest && ev.target.closest("input, select, textarea")) return;  // sliders move themselves
     if (ev.key === "ArrowRight") { setStep(Math.min(steps.length - 1, getStep() + 1)); ev.preventDefault(); }
     if (ev.key === "ArrowLeft") { setStep(Math.max(0, getStep() - 1)); ev.preventDefault(); }
     if (ev.key === "Home") { setStep(0); ev.preventDefault(); }
@@ -238,7 +282,7 @@ function render({ model, el }) {
       if (!S.alive[i]) cls += " adv-pending";
       if (st.node === id) cls += " adv-current";
       if (recv.has(id)) cls += " adv-recv";
-      if (ne.g.classList.contains("adv-selected")) cls += " adv-selected";
+      for (const keep of ["adv-selected", "adv-inspected", "adv-path"]) if (ne.g.classList.contains(keep)) cls += " " + keep;
       ne.g.setAttribute("class", cls);
       ne.val.textContent = T.vals[i] ? "= " + T.vals[i] : "";
       ne.grad.textContent = T.grads[i] ? "∂ " + T.grads[i] : "";

@@ -125,3 +125,53 @@ function lineplot(width, height, opts) {
   }
   return {root, draw, scale: () => ({sx, sy})};
 }
+
+// --- inspecting nodes: the path through a node, and a box with a node's details ---------
+
+// Paths through a node: nodes = [{id, role}], edges = [{from, to, kind}] (data edges count).
+// through(id): the ids on a path from a source to id and from id to a target, id included.
+function pathFinder(nodes, edges) {
+  const out = new Map(), inn = new Map();
+  for (const e of edges) {
+    if (e.kind && e.kind !== "data") continue;
+    (out.get(e.from) || out.set(e.from, []).get(e.from)).push(e.to);
+    (inn.get(e.to) || inn.set(e.to, []).get(e.to)).push(e.from);
+  }
+  const walk = (start, next) => {
+    const seen = new Set(start), stack = [...start];
+    while (stack.length) for (const b of next.get(stack.pop()) || []) if (!seen.has(b)) { seen.add(b); stack.push(b); }
+    return seen;
+  };
+  const toTarget = walk(nodes.filter((n) => n.role === "target").map((n) => n.id), inn);
+  const fromSource = walk(nodes.filter((n) => n.role === "source").map((n) => n.id), out);
+  return function through(id) {
+    const on = new Set([id]);
+    for (const b of walk([id], out)) if (toTarget.has(b)) on.add(b);
+    for (const a of walk([id], inn)) if (fromSource.has(a)) on.add(a);
+    return on;
+  };
+}
+
+// The details box: a node's sections [key, lines] under their headings (all text from Python).
+// extra(box): optional, appends more (the player's step buttons).  Escape or × closes it.
+function detailsBox(heads, onClose) {
+  const title = h("div", {class: "adv-details-title"});
+  const body = h("div", {class: "adv-details-body"});
+  const close = h("button", {type: "button", class: "adv-btn adv-details-close", "aria-label": "close the details",
+    title: "close (Escape)"}, "×");
+  const box = h("section", {class: "adv-details", role: "region", "aria-live": "polite", hidden: ""},
+    h("div", {class: "adv-details-head"}, title, close), body);
+  let openId = null;
+  function hide() { box.hidden = true; openId = null; if (onClose) onClose(); }
+  close.addEventListener("click", hide);
+  function show(id, label, sections, extra) {
+    openId = id;
+    title.textContent = label;
+    body.replaceChildren(...sections.map(([key, lines]) => h("div", {class: "adv-d adv-d-" + key, "data-section": key},
+      h("div", {class: "adv-d-head"}, heads[key] || key),
+      ...lines.map((l) => h("div", {class: "adv-d-line"}, l)))));
+    if (extra) extra(body);
+    box.hidden = false;
+  }
+  return {box, show, hide, openId: () => openId};
+}
