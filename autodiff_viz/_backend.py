@@ -13,6 +13,8 @@ import threading
 
 import numpy as _np
 
+from ._dtypes import as_dtype
+
 _NUMPY_TYPES = {_np.ndarray: _np}
 for _t in (_np.float16, _np.float32, _np.float64, _np.int8, _np.int16,
            _np.int32, _np.int64, _np.uint8, _np.bool_):
@@ -153,8 +155,6 @@ class _ArrayAPIShim:
 
     def dtype(self, dtype):
         """The namespace's dtype object for a NumPy dtype, a name or an ``ad`` DType."""
-        from ._dtypes import as_dtype
-
         return getattr(self.xp, as_dtype(dtype).name)
 
     def astype(self, x, dtype):
@@ -235,8 +235,6 @@ class _ArrayAPIShim:
 
 class _NumpyShim(_ArrayAPIShim):
     def dtype(self, dtype):
-        from ._dtypes import as_dtype
-
         return as_dtype(dtype).as_numpy_dtype
 
     def astype(self, x, dtype):

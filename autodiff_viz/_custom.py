@@ -3,23 +3,26 @@ from __future__ import annotations
 
 import functools
 
-from . import _nest, _tape
-from ._registry import defop
-from ._tensor import ResourceVariable, Tensor, _wrap, convert_to_tensor
-
-# One record stands for the whole function; each record carries its own rule.
-_CUSTOM = defop("IdentityN", lambda xp, *xs: xs[0], show=("f(a, …) with a custom gradient", "given by its grad_fn"))
+from . import _context, _nest
+from ._record import record
+from ._registry import PRIMITIVES
+from ._tensor import Tensor, _wrap, convert_to_tensor
 
 
-class _VariableCollector:
-    """Stands in for the tape stack while the forward runs: notes variables read, records nothing."""
+class _VariableReads:
+    """The one tape while a custom-gradient function runs: it records nothing and notes the variables read.
+
+    It answers the questions ``_record.record`` asks a tape (recording? watching
+    variables on read? watching this id?) so the function's own ops reach no
+    real tape (see ``_context.hidden_from_tapes``).
+    """
 
     _recording = True
     _auto = True
-    _records = None
+    _spent = False
+    _live = frozenset()
 
     def __init__(self):
-        self._live = frozenset()
         self.variables: dict = {}
 
     def _watch_variable(self, var, auto):
@@ -46,29 +49,20 @@ def custom_gradient(f):
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         inputs = tuple(a if isinstance(a, Tensor) else convert_to_tensor(a) for a in args)
-        collector = _VariableCollector()
+        reads = _VariableReads()
         # The function's own ops are hidden from tapes and forward accumulators:
         # its record below stands for all of them.
-        stack, accumulators = _tape._stack(), _tape.accumulators()
-        outer, outer_acc = stack[:], accumulators[:]
-        stack[:] = [collector]
-        accumulators[:] = []
-        _tape.ACTIVE[0] += 1
-        try:
+        with _context.hidden_from_tapes(reads):
             y, grad_fn = f(*inputs, **kwargs)
-        finally:
-            stack[:] = outer
-            accumulators[:] = outer_acc
-            _tape.ACTIVE[0] -= 1
         # Variables passed as arguments are inputs, not captured state (as in TF).
         input_ids = {t._id for t in inputs}
-        variables = [v for vid, v in sorted(collector.variables.items()) if vid not in input_ids]
+        variables = [v for vid, v in sorted(reads.variables.items()) if vid not in input_ids]
         flat_y = _nest.flatten(y)
         if len(flat_y) != 1:
             raise TypeError(f"custom_gradient: {f.__name__} must return one tensor and its grad_fn")
         y_t = flat_y[0] if isinstance(flat_y[0], Tensor) else convert_to_tensor(flat_y[0])
         out = _wrap(y_t._value)
-        if not _tape.ACTIVE[0]:
+        if not _context.ACTIVE[0]:
             return out
 
         n_inputs = len(inputs)
@@ -91,10 +85,10 @@ def custom_gradient(f):
             return tuple(in_grads + var_grads)
 
         rule.__name__ = f"custom_gradient({f.__name__})"
-        _tape.record(_CUSTOM, inputs + tuple(variables), {"function": f.__name__}, out, rule)
+        record(PRIMITIVES["IdentityN"], inputs + tuple(variables), {"function": f.__name__}, out, rule)
         return out
 
     return wrapped
 
 
-__all__ = ["custom_gradient", "ResourceVariable"]
+__all__ = ["custom_gradient"]

@@ -13,8 +13,9 @@ entered inside it see the primal ops only.
 """
 from __future__ import annotations
 
-from . import _nest, _ops, _registry, _tape
+from . import _context, _nest, _ops, _registry, _tape
 from . import _tensor as _t
+from ._record import Op, make_record
 from ._tensor import Tensor
 
 
@@ -55,19 +56,28 @@ class ForwardAccumulator:
     def __enter__(self):
         if self._pushed:
             raise ValueError("this ForwardAccumulator is already active")
-        self._outer_tapes = tuple(_tape._stack())
-        _tape.accumulators().append(self)
-        _tape.ACTIVE[0] += 1
+        self._outer_tapes = _context.push_accumulator(self)
         self._pushed = True
         return self
 
     def __exit__(self, *exc):
-        stack = _tape.accumulators()
-        if self in stack:
-            stack.remove(self)
-        _tape.ACTIVE[0] -= 1
+        _context.pop_accumulator(self)
         self._pushed = False
         return False
+
+    def _on_op(self, k, prim, inputs, attrs, out, rule):
+        """An op ran while this accumulator is ``k``-th on the stack: push its tangent through it.
+
+        Only the tapes that were recording when this accumulator was entered,
+        and the accumulators entered before it, see the tangent's ops.
+        """
+        known = self._tangents
+        if not any(t._id in known for t in inputs):
+            return
+        with _context.outer_only(self._outer_tapes, _context.state.accumulators[:k]):
+            tangent = _tangent_of(prim, inputs, attrs, out, rule, known)
+        if tangent is not None:
+            known[out._id] = tangent
 
     def jvp(self, primals, unconnected_gradients=_tape.UnconnectedGradients.NONE):
         """The tangent of each tensor in ``primals`` (same structure).
@@ -90,39 +100,14 @@ class ForwardAccumulator:
         return f"<ForwardAccumulator following {len(self._tangents)} tensors>"
 
 
-def _forward_op(prim, inputs, attrs, out, rule):
-    """Called by the tape module for every op run while an accumulator is active."""
-    stack = _tape.accumulators()
-    for k in range(len(stack) - 1, -1, -1):
-        acc = stack[k]
-        known = acc._tangents
-        if not any(t._id in known for t in inputs):
-            continue
-        # Hide this accumulator, those inside it and the tapes entered inside it
-        # from the tangent computation, so it is not recorded where it does not belong.
-        tapes = _tape._stack()
-        saved_tapes, saved_accs = tapes[:], stack[:]
-        outer = {id(t) for t in acc._outer_tapes}
-        tapes[:] = [t for t in saved_tapes if id(t) in outer]
-        stack[:] = saved_accs[:k]
-        try:
-            tangent = _tangent_of(prim, inputs, attrs, out, rule, known)
-        finally:
-            tapes[:] = saved_tapes
-            stack[:] = saved_accs
-        if tangent is not None:
-            known[out._id] = tangent
-
-
 def _tangent_of(prim, inputs, attrs, out, rule, known):
     if not out.dtype.is_floating:
         return None
     grad = prim.grad
     if rule is None and grad is _registry.NOT_DIFFERENTIABLE:
         return None
-    op = _tape._make_node(prim, inputs, attrs, out, rule, ())
-    op.inputs = tuple(inputs)  # a tangent rule may read any input and the output
-    op.outputs = (out,)
+    # A tangent rule may read any input and the output.
+    op = Op(make_record(prim, inputs, attrs, out, rule, ()), tuple(inputs), (out,))
     tangents = []
     for t in inputs:
         tangent = known.get(t._id)
@@ -166,5 +151,3 @@ def _jvp_from_vjp(op, rule, tangents):
         return None
     return inner.gradient(total, u)
 
-
-_tape.forward_op = _forward_op

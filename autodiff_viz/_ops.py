@@ -1,4 +1,9 @@
-"""Public op functions: argument handling, then one call into the op table."""
+"""Public op functions: argument handling, then one call into the op table (``_tensor.execute``).
+
+>>> import autodiff_viz as ad
+>>> reduce_sum(ad.constant([[1.0, 2.0], [3.0, 4.0]]), axis=0).numpy().tolist()
+[4.0, 6.0]
+"""
 from __future__ import annotations
 
 import builtins
@@ -7,114 +12,14 @@ import math as _math
 import numpy as _np
 
 from . import _backend, _dtypes, _registry
-from ._tensor import Tensor, _wrap, convert_to_tensor
+from ._context import name_scope
+from ._tensor import (  # noqa: F401  (matmul and InvalidArgumentError are public here too)
+    InvalidArgumentError, Tensor, _wrap, as_tensor, binary, convert_to_tensor, execute, getitem, matmul, unary,
+)
 
 _P = _registry.PRIMITIVES
-_EMPTY: dict = {}
 _namespace_of = _backend.namespace_of
-_NAMESPACES = _backend._NUMPY_TYPES  # array type -> namespace, filled as types are seen
-
-
-class InvalidArgumentError(ValueError):
-    """An op was given inputs it cannot work with (shapes, dtypes, values)."""
-
-
-def _describe(inputs):
-    return ", ".join(f"{t.shape} {t.dtype.name}" for t in inputs)
-
-
-def _execute(prim, inputs, attrs=_EMPTY, rule=None):
-    vals = [t._value for t in inputs]
-    first = vals[0]
-    xp = _namespace_of(first)
-    for v in vals[1:]:
-        if type(v) is not type(first) and _namespace_of(v) is not xp:
-            raise InvalidArgumentError(
-                f"{prim.type}: inputs live on different backends ({xp.__name__} and {_namespace_of(v).__name__}); "
-                "move them with ad.convert_to_tensor(t.numpy()) inside the same ad.backend(...) block")
-    try:
-        out = prim.forward(xp, *vals, **attrs)
-    except Exception as e:
-        raise InvalidArgumentError(f"{prim.type}: {e} (inputs: {_describe(inputs)})") from None
-    t = _wrap(out)
-    if _ACTIVE[0]:
-        _record(prim, inputs, attrs, t, rule)
-    return t
-
-
-def _tensor(x, like=None, op="op"):
-    if isinstance(x, Tensor):
-        return x
-    if (type(x) is float or type(x) is int) and like is not None and _NAMESPACES.get(type(like._value)) is _np:
-        # The common ``y * 0.5`` on NumPy: a cached 0-d array of the tensor's dtype.
-        dt = _dtypes.of_array(like._value)
-        if dt.is_floating or (type(x) is int and dt.is_integer):
-            return _wrap(_scalar_array(x, dt))
-    if like is not None and isinstance(x, (int, float, list, tuple, _np.ndarray, _np.generic)) and not isinstance(x, bool):
-        dt = like.dtype
-        if isinstance(x, (_np.ndarray, _np.generic)):
-            if _np.asarray(x).dtype.kind == "f" and dt.is_floating:
-                return convert_to_tensor(_np.asarray(x, dtype=dt.as_numpy_dtype))
-            return convert_to_tensor(x)
-        if not dt.is_floating and _has_float(x):
-            raise TypeError(f"{op}: cannot combine a {dt.name} tensor with the float value {x!r}; cast first "
-                            "(ad.cast) as TensorFlow does not convert between types silently")
-        xp = _namespace_of(like._value)
-        if xp is not _backend.current() and not isinstance(x, (_np.ndarray, _np.generic)):
-            # A Python number has no device: it joins the tensor's backend, not the default one.
-            return _wrap(_backend.shim(xp).asarray(x, like._value.dtype))
-        return convert_to_tensor(x, dtype=dt)
-    return convert_to_tensor(x)
-
-
-_SCALARS: dict = {}
-
-
-def _scalar_array(x, dt):
-    """A Python number as a read-only 0-d NumPy array of ``dt``, converted once.
-
-    Numbers like the ``0.5`` in ``y * 0.5`` or the ``1.0`` in the Tanh rule
-    come back on every op; converting each time was a large share of a
-    scalar op's cost.  -0.0 and NaN are never cached (they would match 0.0 or
-    nothing), and the cache is emptied when it grows large.
-    """
-    if x != x or (x == 0 and _math.copysign(1.0, x) < 0):
-        return _np.asarray(x, dtype=dt.as_numpy_dtype)
-    key = (x, dt)
-    arr = _SCALARS.get(key)
-    if arr is None:
-        arr = _np.asarray(x, dtype=dt.as_numpy_dtype)
-        arr.flags.writeable = False
-        if len(_SCALARS) >= 1024:
-            _SCALARS.clear()
-        _SCALARS[key] = arr
-    return arr
-
-
-def _has_float(x):
-    if isinstance(x, float):
-        return not float(x).is_integer()
-    if isinstance(x, (list, tuple)):
-        return builtins.any(_has_float(v) for v in x)
-    return False
-
-
-def _binary(type, x, y):
-    if isinstance(x, Tensor):
-        y = _tensor(y, x, type)
-    else:
-        y = _tensor(y, None, type)
-        x = _tensor(x, y, type)
-    # Same dtype objects is the common, fast case; comparing ad dtypes lets
-    # two backends' float32 through to _execute, which reports the mix.
-    if x._value.dtype is not y._value.dtype and x.dtype is not y.dtype:
-        raise TypeError(f"{type}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
-                        f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
-    return _execute(_P[type], (x, y))
-
-
-def _unary(type, x):
-    return _execute(_P[type], (_tensor(x),))
+_binary, _unary, _execute = binary, unary, execute
 
 
 # -- arithmetic -------------------------------------------------------------
@@ -155,7 +60,7 @@ def pow(x, y, name=None):  # noqa: A001
 
 
 def add_n(inputs, name=None):
-    inputs = [_tensor(t) for t in inputs]
+    inputs = [as_tensor(t) for t in inputs]
     return _execute(_P["AddN"], tuple(inputs))
 
 
@@ -192,7 +97,7 @@ def _axis(axis, ndim, op):
 
 
 def _reduce(type, x, axis, keepdims):
-    x = _tensor(x)
+    x = as_tensor(x)
     return _execute(_P[type], (x,), {"axis": _axis(axis, x.ndim, type), "keepdims": bool(keepdims)})
 
 
@@ -204,42 +109,22 @@ def reduce_prod(x, axis=None, keepdims=False, name=None): return _reduce("Prod",
 
 
 def argmax(x, axis=None, output_type=None, name=None):
-    x = _tensor(x)
+    x = as_tensor(x)
     axis = 0 if axis is None else _axis(axis, x.ndim, "ArgMax")[0]
     out = _execute(_P["ArgMax"], (x,), {"axis": axis})
     return cast(out, output_type) if output_type is not None else out
 
 
 def argmin(x, axis=None, output_type=None, name=None):
-    x = _tensor(x)
+    x = as_tensor(x)
     axis = 0 if axis is None else _axis(axis, x.ndim, "ArgMin")[0]
     out = _execute(_P["ArgMin"], (x,), {"axis": axis})
     return cast(out, output_type) if output_type is not None else out
 
 
 # -- linear algebra and shapes -------------------------------------------
-def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
-    if isinstance(a, Tensor):
-        b = _tensor(b, a, "MatMul")
-    else:
-        b = _tensor(b)
-        a = _tensor(a, b, "MatMul")
-    sa, sb = a.shape, b.shape
-    if len(sa) < 2 or len(sb) < 2:
-        raise InvalidArgumentError(f"MatMul: both operands need rank >= 2, got shapes {sa} and {sb}")
-    ka = sa[-2] if transpose_a else sa[-1]
-    kb = sb[-1] if transpose_b else sb[-2]
-    if ka != kb:
-        raise InvalidArgumentError(f"MatMul: cannot multiply shapes {sa} and {sb}"
-                                   f"{' (transposed)' if transpose_a or transpose_b else ''}: "
-                                   f"inner dimensions {ka} and {kb} differ")
-    if a._value.dtype is not b._value.dtype and a.dtype is not b.dtype:
-        raise TypeError(f"MatMul: operands have different dtypes, {a.dtype.name} and {b.dtype.name}")
-    return _execute(_P["MatMul"], (a, b), {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)})
-
-
 def transpose(a, perm=None, name=None):
-    a = _tensor(a)
+    a = as_tensor(a)
     perm = tuple(reversed(range(a.ndim))) if perm is None else tuple(int(p) for p in perm)
     if sorted(perm) != list(range(a.ndim)):
         raise InvalidArgumentError(f"Transpose: perm {perm} is not a permutation of the {a.ndim} axes of shape {a.shape}")
@@ -247,7 +132,7 @@ def transpose(a, perm=None, name=None):
 
 
 def reshape(tensor, shape, name=None):
-    tensor = _tensor(tensor)
+    tensor = as_tensor(tensor)
     if isinstance(shape, Tensor):
         shape = shape.numpy().tolist()
     shape = tuple(int(s) for s in shape)
@@ -266,7 +151,7 @@ def reshape(tensor, shape, name=None):
 
 
 def squeeze(input, axis=None, name=None):
-    input = _tensor(input)
+    input = as_tensor(input)
     axes = _axis(axis, input.ndim, "Squeeze")
     if axes is not None:
         for a in axes:
@@ -276,7 +161,7 @@ def squeeze(input, axis=None, name=None):
 
 
 def expand_dims(input, axis, name=None):
-    input = _tensor(input)
+    input = as_tensor(input)
     axis = int(axis)
     if not -input.ndim - 1 <= axis <= input.ndim:
         raise InvalidArgumentError(f"ExpandDims: axis {axis} is out of range for shape {input.shape}")
@@ -284,7 +169,7 @@ def expand_dims(input, axis, name=None):
 
 
 def broadcast_to(input, shape, name=None):
-    input = _tensor(input)
+    input = as_tensor(input)
     shape = tuple(int(s) for s in shape)
     if tuple(input.shape) == shape:
         return input
@@ -298,7 +183,7 @@ def broadcast_to(input, shape, name=None):
 def _same_dtype(values, op):
     tensors = [v for v in values if isinstance(v, Tensor)]
     like = tensors[0] if tensors else None
-    values = [_tensor(v, like, op) for v in values]
+    values = [as_tensor(v, like, op) for v in values]
     dts = {v.dtype.name for v in values}
     if len(dts) > 1:
         raise TypeError(f"{op}: all values need one dtype, got {sorted(dts)}")
@@ -335,13 +220,13 @@ def stack(values, axis=0, name=None):
 
 
 def unstack(value, axis=0, name=None):
-    value = _tensor(value)
+    value = as_tensor(value)
     (axis,) = _axis(axis, value.ndim, "unstack")
-    return [_getitem(value, (slice(None),) * axis + (i,)) for i in range(value.shape[axis])]
+    return [getitem(value, (slice(None),) * axis + (i,)) for i in range(value.shape[axis])]
 
 
 def where(condition, x=None, y=None, name=None):
-    condition = _tensor(condition)
+    condition = as_tensor(condition)
     if x is None and y is None:
         xp = _namespace_of(condition._value)
         idx = xp.stack(xp.nonzero(condition._value), axis=-1) if condition.ndim else xp.zeros((int(bool(condition)), 0), dtype=xp.int64)
@@ -349,66 +234,41 @@ def where(condition, x=None, y=None, name=None):
     if not condition.dtype.is_bool:
         raise TypeError(f"SelectV2: condition must be bool, got {condition.dtype.name}")
     if isinstance(x, Tensor):
-        y = _tensor(y, x, "SelectV2")
+        y = as_tensor(y, x, "SelectV2")
     else:
-        y = _tensor(y)
-        x = _tensor(x, y, "SelectV2")
+        y = as_tensor(y)
+        x = as_tensor(x, y, "SelectV2")
     if x._value.dtype is not y._value.dtype and x.dtype is not y.dtype:
         raise TypeError(f"SelectV2: x and y have different dtypes, {x.dtype.name} and {y.dtype.name}")
     return _execute(_P["SelectV2"], (condition, x, y))
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    t = _tensor(t)
-    lo = _tensor(clip_value_min, t, "ClipByValue")
-    hi = _tensor(clip_value_max, t, "ClipByValue")
+    t = as_tensor(t)
+    lo = as_tensor(clip_value_min, t, "ClipByValue")
+    hi = as_tensor(clip_value_max, t, "ClipByValue")
     return _execute(_P["ClipByValue"], (t, lo, hi))
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """Scale ``t`` so its L2 norm (over ``axes``) is at most ``clip_norm``."""
-    from ._tape import name_scope
-
-    t = _tensor(t)
+    t = as_tensor(t)
     with name_scope("clip_by_norm"):
         l2sum = reduce_sum(t * t, axis=axes, keepdims=True)
         # As TF: sqrt never sees a zero sum, so an all-zero t gets a finite gradient.
         positive = greater(l2sum, 0.0)
         l2 = where(positive, sqrt(where(positive, l2sum, ones_like(l2sum))), l2sum)
-        clip = _tensor(clip_norm, t, "clip_by_norm")
+        clip = as_tensor(clip_norm, t, "clip_by_norm")
         return t * clip / maximum(l2, clip)
 
 
 def cast(x, dtype, name=None):
-    x = _tensor(x)
+    x = as_tensor(x)
     dtype = _dtypes.as_dtype(dtype)
     if x.dtype == dtype:
         return x
     xp = _namespace_of(x._value)
     return _execute(_P["Cast"], (x,), {"dtype": _backend.shim(xp).dtype(dtype)})
-
-
-def _normalize_index(index):
-    if not isinstance(index, tuple):
-        index = (index,)
-    out = []
-    for i in index:
-        if isinstance(i, Tensor):
-            i = i.numpy()
-            i = i.item() if getattr(i, "ndim", 0) == 0 else i
-        elif isinstance(i, list):
-            i = _np.asarray(i)
-        out.append(i)
-    return tuple(out)
-
-
-def _getitem(x, index):
-    index = _backend.shim(_namespace_of(x._value)).index(_normalize_index(index))
-    try:
-        _backend.shim(_namespace_of(x._value)).getitem(x._value, index)
-    except (IndexError, TypeError, ValueError) as e:
-        raise InvalidArgumentError(f"StridedSlice: index {index!r} is invalid for shape {x.shape}: {e}") from None
-    return _execute(_P["StridedSlice"], (x,), {"index": index})
 
 
 def _slice_grad(g, index, shape):
@@ -439,13 +299,13 @@ def eye(num_rows, num_columns=None, dtype=None, name=None): return _make(lambda 
 
 
 def zeros_like(input, dtype=None, name=None):
-    input = _tensor(input)
+    input = as_tensor(input)
     xp = _namespace_of(input._value)
     return _wrap(xp.zeros(input._value.shape, dtype=input._value.dtype if dtype is None else _backend.shim(xp).dtype(dtype)))
 
 
 def ones_like(input, dtype=None, name=None):
-    input = _tensor(input)
+    input = as_tensor(input)
     xp = _namespace_of(input._value)
     return _wrap(xp.ones(input._value.shape, dtype=input._value.dtype if dtype is None else _backend.shim(xp).dtype(dtype)))
 
@@ -468,7 +328,3 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001  (TF
     if dtype is None:
         dtype = _np.float32 if builtins.any(isinstance(v, float) for v in (start, limit, delta)) else _np.int32
     return _make(lambda xp: xp.arange, start, limit, delta, dtype=dtype)
-
-
-from ._tape import ACTIVE as _ACTIVE, record as _record  # noqa: E402
-from . import _primitives  # noqa: E402,F401  (fills the op table)

@@ -101,14 +101,14 @@ def _concat_grad(op, g):
     grads, start = [], 0
     for shape in op.in_shapes:
         index = (slice(None),) * axis + (slice(start, start + shape[axis]),)
-        grads.append(o._getitem(g, index))
+        grads.append(o.getitem(g, index))
         start += shape[axis]
     return tuple(grads)
 
 
 def _stack_grad(op, g):
     axis = op.attrs["axis"]
-    return tuple(o._getitem(g, (slice(None),) * axis + (i,)) for i in range(len(op.in_shapes)))
+    return tuple(o.getitem(g, (slice(None),) * axis + (i,)) for i in range(len(op.in_shapes)))
 
 
 def _clip_grad(op, g):
@@ -374,10 +374,10 @@ defop("Pack",     lambda xp, *xs, axis: xp.stack(xs, axis=axis),  _stack_grad,
       show=('stack(a, b, …)', 'the matching slice'))
 defop("StridedSlice", lambda xp, x, index: _backend.shim(xp).getitem(x, index),
       lambda op, g: (o._slice_grad(g, op.attrs["index"], op.in_shapes[0]),),
-      jvp=lambda op, t: o._getitem(t[0], op.attrs["index"]),
+      jvp=lambda op, t: o.getitem(t[0], op.attrs["index"]),
       show=('a[index]', '1 inside the slice, 0 elsewhere'))
 defop("StridedSliceGrad", lambda xp, g, index, shape: _backend.shim(xp).scatter_add(g, index, shape),
-      lambda op, g: (o._getitem(g, op.attrs["index"]),),
+      lambda op, g: (o.getitem(g, op.attrs["index"]),),
       jvp=lambda op, t: o._slice_grad(t[0], op.attrs["index"], op.attrs["shape"]),
       show=('zeros with a placed at [index]', 'the slice [index]'))
 defop("SelectV2",  lambda xp, c, x, y: xp.where(c, x, y),
@@ -395,6 +395,9 @@ defop("StopGradient", lambda xp, x: x,                           NONE,
 defop("Cast",     lambda xp, x, dtype: xp.astype(x, dtype),      _cast_grad,
       jvp=_cast_jvp,
       show=('cast(a)', '1 (cast back)'))
+# One record stands for a whole custom_gradient function; each such record carries its own rule.
+defop("IdentityN", lambda xp, *xs: xs[0],
+      show=("f(a, …) with a custom gradient", "given by its grad_fn"))
 defop("AdjustContrastv2", _adjust_contrast,
       show=('(a − mean)·f + mean',))                      # no gradient registered, as in TF
 # Comparisons and logic: boolean results, not differentiable

@@ -1,7 +1,7 @@
 """Recording: the engine's announcements turned into trace events, and ``trace()``.
 
 This is the one module that reads engine objects for the views.  The engine
-announces what it does through :mod:`autodiff_viz._hooks`; a listener here
+announces what it does through :mod:`autodiff_viz._context` (``emit``); a listener here
 converts each announcement into a plain event of :mod:`autodiff_viz.events`.
 :func:`from_tape` describes what a live tape holds with the same conversion
 (:func:`_op_fields`), so a trace and a bare tape give the same ``op`` events.
@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 import warnings
 import weakref
 
 import numpy as np
 
-from . import _backend, _hooks
+from . import _backend, _context
 from . import events as _events
 from ._registry import PRIMITIVES
+from ._tape import GradientTape
+from ._tensor import ResourceVariable, Tensor
 from .events import (Accumulate, BackwardStep, Event, GradientBegin, GradientEnd, Leave, Op, OpSkipped, State,
                      TapeBegin, TapeEnd, TapeReset, Trace, Watch)
 
@@ -47,8 +48,6 @@ def _dtype_name(t) -> str:
 
 
 def _var_name(t) -> str | None:
-    from ._tensor import ResourceVariable  # noqa: PLC0415  (_tensor imports the engine, which imports this)
-
     return t.name if isinstance(t, ResourceVariable) else None
 
 
@@ -133,7 +132,7 @@ class _Converter:
         self.in_gradient.append(tid)
         self.calls[tid] = self.calls.get(tid, 0) + 1
         targets, sources = p["targets"], p["sources"]
-        self._add(GradientBegin, tid, call=self.calls[tid], method=p.get("kind", "gradient"),
+        self._add(GradientBegin, tid, call=self.calls[tid], method=p.get("method", "gradient"),
                   targets=tuple(t._id for t in targets), sources=tuple(s._id for s in sources),
                   source_names=tuple(_var_name(s) for s in sources),
                   source_dtypes=tuple(_dtype_name(s) for s in sources),
@@ -169,10 +168,8 @@ def watch_fields(t, auto: bool) -> dict:
 
 
 def skipped_fields(p) -> dict:
-    from ._tape import current_scope  # noqa: PLC0415  (_tape imports this module's hooks)
-
     out = p["output"]
-    return dict(op_type=p["op_type"], scope=p.get("scope", current_scope()), inputs=tuple(t._id for t in p["inputs"]),
+    return dict(op_type=p["op_type"], scope=p.get("scope", _context.current_scope()), inputs=tuple(t._id for t in p["inputs"]),
                 output=out._id, shape=tuple(out.shape), dtype=_dtype_name(out),
                 reason=p.get("reason", "stop_recording"), value=summarize(out))
 
@@ -212,17 +209,9 @@ def _dtype_name_of(d) -> str:
     return getattr(d, "name", str(d))
 
 
-
-class _ThreadTraces(threading.local):
-    """This thread's open traces (innermost last) and a weak reference to the last one closed."""
-
-    def __init__(self):
-        self.open: list[Trace] = []
-        self.closed: list = []  # weak references, newest last
-
-
-_traces = _ThreadTraces()
-
+# ---------------------------------------------------------------------------
+# trace() and reading a live tape
+# ---------------------------------------------------------------------------
 DEFAULT_MAX_EVENTS = 1_000_000  # about 1 GB of events: far beyond a lesson, short of filling the machine
 
 
@@ -258,15 +247,15 @@ def trace(keep_tensors: bool = False, max_events: int | None = DEFAULT_MAX_EVENT
     if keep_tensors:
         tr.tensors = {}
     listener = _Converter(tr, tr.tensors if keep_tensors else None, max_events)
-    _hooks.add(listener)
-    _traces.open.append(tr)
+    _context.listen(listener)
+    _context.state.open_traces.append(tr)
     try:
         yield tr
     finally:
-        _hooks.remove(listener)
-        if tr in _traces.open:
-            _traces.open.remove(tr)
-        _traces.closed = [r for r in _traces.closed[-15:] if r() is not None] + [weakref.ref(tr)]
+        _context.unlisten(listener)
+        if tr in _context.state.open_traces:
+            _context.state.open_traces.remove(tr)
+        _context.state.closed_traces = [r for r in _context.state.closed_traces[-15:] if r() is not None] + [weakref.ref(tr)]
 
 
 def traces_of(tape) -> list[Trace]:
@@ -282,13 +271,11 @@ def trace_for(tape) -> Trace:
 
 def recent_traces() -> list[Trace]:
     """This thread's open traces (innermost first), then closed ones still alive, newest first."""
-    closed = [t for t in (r() for r in reversed(_traces.closed)) if t is not None and t not in _traces.open]
-    return list(reversed(_traces.open)) + closed
+    closed = [t for t in (r() for r in reversed(_context.state.closed_traces)) if t is not None and t not in _context.state.open_traces]
+    return list(reversed(_context.state.open_traces)) + closed
 
 
 def is_tape(obj) -> bool:
-    from ._tape import GradientTape  # noqa: PLC0415  (_tape imports this module's hooks)
-
     return isinstance(obj, GradientTape)
 
 
@@ -302,8 +289,6 @@ def tensor_id(t) -> int:
 
 
 def is_tensor(obj) -> bool:
-    from ._tensor import Tensor  # noqa: PLC0415  (see _var_name)
-
     return isinstance(obj, Tensor)
 
 
@@ -339,7 +324,7 @@ def from_tape(tape) -> Trace:
     spent = records is None or tape._spent
     if records is None:
         records = []
-    nodes = [n for n in records if n is not None]
+    nodes = tape._ops()
     variables = dict(tape._variables)
     produced = {n.out_id for n in nodes}
     for vid, var in sorted(variables.items()):

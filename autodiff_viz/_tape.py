@@ -1,57 +1,32 @@
 """GradientTape: records ops on watched tensors, replays them backwards.
 
-The tape is an ordered list of records (``_Node``).  The backward pass is a
-reverse loop over that list: iterative, so chains of any length work, and in
-execution order, so every node's gradient is complete before its rule runs.
-Gradient rules are written with the package's ops, so a gradient computed
-while an outer tape is recording lands on that outer tape (higher orders).
+The tape is an ordered list of records (tuples, see :mod:`._record`).  The
+backward pass is a reverse loop over that list: iterative, so chains of any
+length work, and in execution order, so every node's gradient is complete
+before its rule runs.  Gradient rules are written with the package's ops, so a
+gradient computed while an outer tape is recording lands on that outer tape
+(higher orders).
+
+Following ``x * y``: ``Tensor.__mul__`` (``_tensor``) runs the op and calls
+``_record.record``, which appends the record to each tape of this thread
+(``_context.state.tapes``) that watches ``x`` or ``y``; ``gradient`` below
+walks the records backwards and calls each one's rule.
 """
 from __future__ import annotations
 
 import contextlib
 import enum
 import itertools
-import threading
 import warnings
 
-from . import _backend, _hooks, _nest, _registry
+from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
-from ._dtypes import of_array as _of_array, of_dtype as _dtype_of
+from ._context import LISTENING, emit, name_scope  # noqa: F401  (name_scope is public here too)
+from ._dtypes import of_dtype
+from ._record import IN_IDS, IN_SHAPES, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
 from ._tensor import ResourceVariable, Tensor
 
-class _ThreadState(threading.local):
-    # Class-level defaults: reading an attribute a thread has not set yet
-    # costs no AttributeError (``record`` reads ``accumulators`` on every op).
-    stack = None
-    scopes = None
-    accumulators = None
-
-
-_tls = _ThreadState()
-# Number of tapes active in any thread.  Ops test this first, so with no
-# tape anywhere recording costs one list lookup.
-ACTIVE = [0]
 _tape_ids = itertools.count(1).__next__
-_node_ids = itertools.count(1).__next__
-
-
-def _stack() -> list:
-    s = _tls.stack
-    if s is None:
-        s = _tls.stack = []
-    return s
-
-
-def _scopes() -> list:
-    s = _tls.scopes
-    if s is None:
-        s = _tls.scopes = []
-    return s
-
-
-def current_scope() -> str:
-    s = _tls.scopes
-    return "/".join(s) if s else ""
 
 
 class UnconnectedGradients(enum.Enum):
@@ -59,179 +34,6 @@ class UnconnectedGradients(enum.Enum):
 
     NONE = "none"
     ZERO = "zero"
-
-
-class _Node:
-    """One recorded op; also the ``op`` object handed to gradient rules."""
-
-    __slots__ = ("id", "prim", "inputs", "outputs", "attrs", "in_ids", "out_id",
-                 "in_shapes", "_in_values", "out_dtype", "out_shape", "scope", "rule", "holders")
-
-    @property
-    def type(self) -> str:
-        """TensorFlow's op type name: ``"Mul"``, ``"MatMul"``..."""
-        return self.prim.type
-
-    @property
-    def in_dtypes(self) -> tuple:
-        return tuple([_dtype_of(d) for d in self._in_values])
-
-    @property
-    def name(self) -> str:
-        """The op's name with its scope, e.g. ``"dense/MatMul"``."""
-        return f"{self.scope}/{self.type}" if self.scope else self.type
-
-    @property
-    def node_def(self):
-        return {"op": self.type, "name": self.name, "attr": dict(self.attrs)}
-
-    def get_attr(self, name):
-        try:
-            return self.attrs[name]
-        except KeyError:
-            raise ValueError(f"op {self.type} has no attribute {name!r}") from None
-
-    def __getattr__(self, name):
-        # Attributes (axis, keepdims, perm...) read as op.axis, as in many TF rules.
-        attrs = object.__getattribute__(self, "attrs")
-        if name in attrs:
-            return attrs[name]
-        raise AttributeError(name)
-
-    def __repr__(self):
-        return f"<op {self.name} type={self.type}>"
-
-
-def _make_node(prim, inputs, attrs, out, rule, stack) -> _Node:
-    # This runs once per recorded op: one pass over the inputs, no generators.
-    node = _Node()
-    node.id = _node_ids()
-    node.prim = prim
-    node.attrs = attrs
-    ids, shapes, dtypes = [], [], []
-    for t in inputs:
-        v = t._value
-        ids.append(t._id)
-        shapes.append(v.shape)
-        dtypes.append(v.dtype)  # raw dtype objects: ``in_dtypes`` names them on demand
-    node.in_ids = tuple(ids)
-    node.in_shapes = tuple(shapes)
-    node._in_values = tuple(dtypes)
-    v = out._value
-    node.out_id = out._id
-    node.out_dtype = _of_array(v)
-    node.out_shape = v.shape
-    save, save_out = prim.save_inputs, prim.save_output
-    if save == "all":
-        node.inputs = tuple([_saved(t) for t in inputs])
-    elif type(save) is dict:
-        # Save a value only if an input whose gradient reads it can get one:
-        # ``c * x`` with a constant c keeps c, never x.
-        need = _needs_gradient(inputs, stack)
-        kept = [None] * len(inputs)
-        for i, users in save.items():
-            for j in users:
-                if need[j]:
-                    kept[i] = _saved(inputs[i])
-                    break
-        node.inputs = tuple(kept)
-        if type(save_out) is tuple:
-            save_out = True in [need[j] for j in save_out]
-    elif save:
-        node.inputs = tuple([_saved(t) if i in save else None for i, t in enumerate(inputs)])
-    else:
-        node.inputs = (None,) * len(inputs)
-    node.outputs = (out,) if save_out else (None,)
-    scopes = _tls.scopes
-    node.scope = "/".join(scopes) if scopes else ""
-    node.rule = rule
-    node.holders = 0
-    return node
-
-
-def _needs_gradient(inputs, stack) -> list:
-    """Which inputs a recording tape of this thread can differentiate."""
-    if len(stack) == 1:
-        live = stack[0]._live
-        return [t._id in live or (type(t) is ResourceVariable and t._trainable) for t in inputs]
-    tapes = [tape for tape in stack if tape._recording]
-    return [any([t._id in tape._live for tape in tapes]) or (type(t) is ResourceVariable and t._trainable)
-            for t in inputs]
-
-
-def _release(node) -> None:
-    """A tape is done with this record: drop its saved values once no tape holds them."""
-    node.holders -= 1
-    if node.holders <= 0:
-        node.inputs = (None,) * len(node.in_ids)
-        node.outputs = (None,)
-        node.rule = None
-
-
-def _saved(t):
-    # A variable may be assigned before the backward pass: save the value read now.
-    if type(t) is ResourceVariable:
-        return _t._wrap_with_id(t._value, t._id)
-    return t
-
-
-def record(prim, inputs, attrs, out, rule=None) -> None:
-    """Put an op on every tape of this thread that watches one of its inputs."""
-    node = None
-    stack = _tls.stack or ()
-    for tape in stack:
-        live = tape._live
-        if not tape._recording:
-            if not tape._spent and any(t._id in live for t in inputs):
-                tape._note("op_skipped", op_type=prim.type, inputs=tuple(inputs), output=out,
-                           reason="stop_recording")
-            continue
-        if tape._auto:
-            for t in inputs:
-                if type(t) is ResourceVariable and t._trainable and t._id not in live:
-                    tape._watch_variable(t, auto=True)
-        for t in inputs:
-            if t._id in live:
-                break
-        else:
-            continue
-        if node is None:
-            node = _make_node(prim, inputs, attrs, out, rule, stack)
-        tape._records.append(node)
-        node.holders += 1
-        live.add(out._id)
-        if _hooks.active:
-            _hooks.emit("op", tape=tape, node=node, output=out, inputs=inputs)
-    if _tls.accumulators:
-        forward_op(prim, inputs, attrs, out, rule)
-
-
-def accumulators() -> list:
-    """The forward-mode accumulators active in this thread, outermost first."""
-    s = _tls.accumulators
-    if s is None:
-        s = _tls.accumulators = []
-    return s
-
-
-def forward_op(prim, inputs, attrs, out, rule):  # replaced by _forward: push tangents through the op
-    pass
-
-
-def _leave(tensor, how):
-    for tape in _stack():
-        if not tape._spent and tensor._id in tape._live:
-            tape._note("leave", tensor=tensor, how=how)
-
-
-def _state_change(var, how):
-    for tape in _stack():
-        if not tape._spent and (tape._recording or var._id in tape._live):
-            tape._note("state", variable=var, how=how)
-
-
-_t._leave = _leave
-_t._state_change = _state_change
 
 
 class GradientTape:
@@ -273,26 +75,20 @@ class GradientTape:
     def _push(self):
         if self._pushed:
             raise RuntimeError("this GradientTape is already recording")
-        stack = _stack()
-        self._parent = stack[-1]._id if stack else None
-        stack.append(self)
-        ACTIVE[0] += 1
+        self._parent = _context.push_tape(self)
         self._pushed = True
         self._recording = True
-        if _hooks.active:
-            _hooks.emit("tape_begin", tape=self)
+        if LISTENING[0]:
+            emit("tape_begin", tape=self)
 
     def _pop(self):
         if not self._pushed:
             return
-        stack = _stack()
-        if self in stack:
-            stack.remove(self)
-        ACTIVE[0] -= 1
+        _context.pop_tape(self)
         self._pushed = False
         self._recording = False
-        if _hooks.active:
-            _hooks.emit("tape_end", tape=self)
+        if LISTENING[0]:
+            emit("tape_end", tape=self)
 
     # -- what the tape watches ----------------------------------------------
     def watch(self, tensor) -> None:
@@ -311,8 +107,8 @@ class GradientTape:
                 self._watch_variable(t, auto=False)
             else:
                 self._live.add(t._id)
-                if _hooks.active:
-                    _hooks.emit("watch", tape=self, tensor=t, auto=False)
+                if LISTENING[0]:
+                    emit("watch", tape=self, tensor=t, auto=False)
         if not self._pushed and not self._spent and not self._recording:
             self._implicit = True
             self._push()
@@ -320,8 +116,12 @@ class GradientTape:
     def _watch_variable(self, var, auto):
         self._live.add(var._id)
         self._variables[var._id] = var
-        if _hooks.active:
-            _hooks.emit("watch", tape=self, tensor=var, auto=auto)
+        if LISTENING[0]:
+            emit("watch", tape=self, tensor=var, auto=auto)
+
+    def _ops(self) -> list:
+        """The records as op views (what gradient rules and trace events see), oldest first."""
+        return [Op(rec) for rec in self._records or ()]
 
     def watched_variables(self) -> tuple:
         """Variables this tape watches, in order of creation."""
@@ -329,8 +129,8 @@ class GradientTape:
 
     def _note(self, kind, **info):
         self._notes.append((kind, info))
-        if _hooks.active:
-            _hooks.emit(kind, tape=self, **info)
+        if LISTENING[0]:
+            emit(kind, tape=self, **info)
 
     @contextlib.contextmanager
     def stop_recording(self):
@@ -345,17 +145,14 @@ class GradientTape:
 
     def reset(self) -> None:
         """Forget everything recorded so far (as if the block were re-entered)."""
-        if not self._persistent:
-            for node in self._records[self._freed:]:
-                _release(node)
         self._records = []
         self._freed = 0
         self._live = set()
         self._variables = {}
         self._notes = []
         self._spent = False
-        if _hooks.active:
-            _hooks.emit("tape_reset", tape=self)
+        if LISTENING[0]:
+            emit("tape_reset", tape=self)
 
     # -- gradients ------------------------------------------------------------
     def _check_usable(self, what):
@@ -389,8 +186,8 @@ class GradientTape:
             if not s.dtype.is_floating:
                 warnings.warn("The dtype of the source tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{s.dtype.name}", stacklevel=2)
-        if _hooks.active:
-            _hooks.emit("gradient_begin", tape=self, targets=flat_targets, sources=flat_sources, kind="gradient")
+        if LISTENING[0]:
+            emit("gradient_begin", tape=self, targets=flat_targets, sources=flat_sources, method="gradient")
         grads = self._backward(flat_targets, ogs, flat_sources, free=not self._persistent)
         results = [_result(grads.get(s._id), s, zero) for s in flat_sources]
         self._finish(flat_sources, results)
@@ -400,16 +197,21 @@ class GradientTape:
         if not self._persistent:
             # Saved values go; the records' plain facts (types, ids, shapes)
             # stay, so a spent tape can still be drawn and explained.
-            for node in self._records[self._freed:]:
-                _release(node)
-            self._freed = len(self._records)
+            records = self._records
+            for k in range(self._freed, len(records)):
+                records[k] = released(records[k])
+            self._freed = len(records)
             self._spent = True
             self._recording = False
-        if _hooks.active:
-            _hooks.emit("gradient_end", tape=self, sources=sources, results=results, spent=self._spent)
+        if LISTENING[0]:
+            emit("gradient_end", tape=self, sources=sources, results=results, spent=self._spent)
 
     def _backward(self, targets, ogs, sources, free):
-        """Reverse-mode sweep over the records; returns {tensor id: gradient}."""
+        """Reverse-mode sweep over the records; returns {tensor id: gradient}.
+
+        With ``free`` each record is released as soon as its rule has run
+        (a non-persistent tape), so memory falls as the pass goes.
+        """
         records = self._records
         n = len(records)
         source_ids = {s._id for s in sources if s.dtype.is_floating}
@@ -417,14 +219,14 @@ class GradientTape:
         # counts if the tape watches it, or if it is itself a target.
         target_ids = {t._id for t in targets}
         reach = {i for i in source_ids if i in self._live or i in target_ids}
-        for node in records[:n]:
-            for i in node.in_ids:
+        for rec in records:
+            for i in rec[IN_IDS]:
                 if i in reach:
-                    reach.add(node.out_id)
+                    reach.add(rec[OUT_ID])
                     break
         grads: dict = {}
         counts: dict = {}
-        emitting = _hooks.active
+        emitting = LISTENING[0]
         for t, og in zip(targets, ogs):
             if not t.dtype.is_floating or t._id not in reach:
                 continue
@@ -432,51 +234,54 @@ class GradientTape:
             _accumulate(grads, counts, t._id, seed, self, None, emitting)
         step = 0
         missing, not_differentiable = _registry._MISSING, _registry.NOT_DIFFERENTIABLE
-        add = _ops().add
+        add = _ops.add
         for k in range(n - 1, -1, -1):
-            node = records[k]
-            g = grads.get(node.out_id)
-            if g is None or not node.out_dtype.is_floating:
+            rec = records[k]
+            out_id = rec[OUT_ID]
+            g = grads.get(out_id)
+            if g is None or not of_dtype(rec[OUT_DTYPE]).is_floating:
                 if free:
-                    _release(node)
+                    records[k] = released(rec)
                 continue
-            in_ids = node.in_ids
-            rule = node.rule or node.prim.grad
+            in_ids = rec[IN_IDS]
+            rule = rec[RULE] or rec[PRIM].grad
             if rule is missing:
-                raise LookupError(f"gradient registry has no entry for: {node.type}")
+                raise LookupError(f"gradient registry has no entry for: {rec[PRIM].type}")
+            op = Op(rec)
             if rule is not_differentiable:
                 in_grads = (None,) * len(in_ids)
             else:
-                in_grads = rule(node, g)
+                in_grads = rule(op, g)
                 if type(in_grads) is not tuple and type(in_grads) is not list:
                     in_grads = (in_grads,)
                 if len(in_grads) != len(in_ids):
-                    raise ValueError(f"gradient rule for {node.type} returned {len(in_grads)} gradients "
+                    raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients "
                                      f"for {len(in_ids)} inputs")
             step += 1
-            sent = [None] * len(in_ids)
+            in_shapes = rec[IN_SHAPES]
+            sent = [None] * len(in_ids) if emitting else None
             for i, gi in enumerate(in_grads):
                 if gi is None or in_ids[i] not in reach:
                     continue
                 if not isinstance(gi, Tensor):
-                    gi = _t.convert_to_tensor(gi, dtype=node.in_dtypes[i])
-                if gi._value.shape != node.in_shapes[i]:
-                    gi = _unbroadcast(gi, node.in_shapes[i], node.type)
-                sent[i] = gi
+                    gi = _t.convert_to_tensor(gi, dtype=op.in_dtypes[i])
+                if gi._value.shape != in_shapes[i]:
+                    gi = _unbroadcast(gi, in_shapes[i], op.type)
+                if emitting:
+                    sent[i] = gi
+                    continue
+                tid = in_ids[i]
+                prev = grads.get(tid)
+                grads[tid] = gi if prev is None else add(prev, gi)
             if emitting:
-                _hooks.emit("backward_step", tape=self, node=node, upstream=g, input_grads=tuple(sent), step=step)
+                emit("backward_step", tape=self, node=op, upstream=g, input_grads=tuple(sent), step=step)
                 for tid, gi in zip(in_ids, sent):
                     if gi is not None:
-                        _accumulate(grads, counts, tid, gi, self, node, emitting)
-            else:
-                for tid, gi in zip(in_ids, sent):
-                    if gi is not None:
-                        prev = grads.get(tid)
-                        grads[tid] = gi if prev is None else add(prev, gi)
+                        _accumulate(grads, counts, tid, gi, self, op, emitting)
             if free:
-                _release(node)
-                if node.out_id not in source_ids:
-                    del grads[node.out_id]
+                records[k] = released(rec)
+                if out_id not in source_ids:
+                    del grads[out_id]
         if free:
             self._freed = n
         return grads
@@ -488,8 +293,8 @@ class GradientTape:
         zero = _unconnected(unconnected_gradients)
         (target,) = _as_tensors([target], "target")
         flat_sources = _as_tensors(_nest.flatten(sources), "source")
-        if _hooks.active:
-            _hooks.emit("gradient_begin", tape=self, targets=[target], sources=flat_sources, kind="jacobian")
+        if LISTENING[0]:
+            emit("gradient_begin", tape=self, targets=[target], sources=flat_sources, method="jacobian")
         results = _jacobian_rows(self, target, flat_sources, target.shape, zero, batch=False)
         self._finish(flat_sources, results)
         return _nest.pack_like(sources, results)
@@ -504,8 +309,8 @@ class GradientTape:
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
             raise ValueError(f"batch_jacobian: target {target.shape} and source {source.shape} need the same "
                              "first (batch) dimension")
-        if _hooks.active:
-            _hooks.emit("gradient_begin", tape=self, targets=[target], sources=[source], kind="batch_jacobian")
+        if LISTENING[0]:
+            emit("gradient_begin", tape=self, targets=[target], sources=[source], method="batch_jacobian")
         (result,) = _jacobian_rows(self, target, [source], target.shape[1:], zero, batch=True)
         self._finish([source], [result])
         return result
@@ -513,8 +318,6 @@ class GradientTape:
 
 def _jacobian_rows(tape, target, sources, row_shape, zero, batch):
     """Loop over target elements (per example when ``batch``), one backward pass each."""
-    from . import _ops
-
     xp = _backend.namespace_of(target._value)
     count = 1
     for d in row_shape:
@@ -548,31 +351,21 @@ def _ones_like(t):
     return _t._wrap(xp.ones(t._value.shape, dtype=t._value.dtype))
 
 
-def _ops():
-    # The op functions import this module; reach them once it has loaded.
-    from . import _ops as ops
-
-    return ops
-
-
 def _accumulate(grads, counts, tid, g, tape, node, emitting):
     prev = grads.get(tid)
     if prev is None:
         total = g
         counts[tid] = 1
     else:
-        total = _ops().add(prev, g)
+        total = _ops.add(prev, g)
         counts[tid] += 1
     grads[tid] = total
     if emitting:
-        _hooks.emit("accumulate", tape=tape, tensor_id=tid, contribution=g, total=total,
-                    count=counts[tid], node=node)
+        emit("accumulate", tape=tape, tensor_id=tid, contribution=g, total=total, count=counts[tid], node=node)
 
 
 def _unbroadcast(g, shape, op_type):
     """Sum a gradient over the axes its input was broadcast along."""
-    from . import _ops
-
     gshape = tuple(g._value.shape)
     extra = len(gshape) - len(shape)
     if extra < 0:
@@ -633,21 +426,3 @@ def _result(g, source, zero):
             return _t._wrap(xp.zeros(source._value.shape, dtype=source._value.dtype))
         return None
     return g
-
-
-@contextlib.contextmanager
-def name_scope(name: str):
-    """Label the ops recorded inside (graphs fold each scope into one box).
-
-    >>> import autodiff_viz as ad
-    >>> with ad.name_scope("layer1"):
-    ...     pass
-    """
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name_scope: expected a non-empty string, got {name!r}")
-    scopes = _scopes()
-    scopes.append(name.rstrip("/"))
-    try:
-        yield name
-    finally:
-        scopes.pop()

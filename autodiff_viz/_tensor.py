@@ -1,16 +1,33 @@
-"""Tensors and variables: immutable values with an identity the tape can follow.
+"""Tensors and variables, and how one op runs on them.
 
 A tensor is an array plus a unique integer id.  Tapes record ids, never the
 tensors themselves, so a tape keeps alive only the values a gradient rule
 asked to save.
+
+``x * y`` reads, from top to bottom of this module: ``Tensor.__mul__`` calls
+:func:`binary` (convert the other operand, check dtypes), which calls
+:func:`execute` (run the primitive's forward on the arrays, wrap the result),
+which hands the op to :func:`autodiff_viz._record.record` when a tape or an
+accumulator is active.  ``_ops`` builds the rest of the public op functions
+on :func:`execute`.
+
+>>> import autodiff_viz as ad
+>>> from autodiff_viz._registry import PRIMITIVES
+>>> float(execute(PRIMITIVES["Mul"], (ad.constant(2.0), ad.constant(3.0))))
+6.0
 """
 from __future__ import annotations
 
+import builtins
 import itertools
+import math as _math
 
 import numpy as _np
 
 from . import _backend, _dtypes
+from ._context import ACTIVE, current_scope
+from ._record import note_leave, note_state, record
+from ._registry import PRIMITIVES
 
 _next_id = itertools.count(1).__next__
 
@@ -25,6 +42,7 @@ class Tensor:
 
     __slots__ = ("_value", "_id", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our operators: ndarray * Tensor -> Tensor
+    _is_variable = False       # read on every recorded op: a class attribute, no isinstance
 
     # -- basic properties -------------------------------------------------
     @property
@@ -53,7 +71,7 @@ class Tensor:
 
     # -- leaving the package ---------------------------------------------
     def __array__(self, dtype=None, copy=None):
-        _leave(self, "numpy")
+        note_leave(self, "numpy")
         v = _np.asarray(_backend.to_numpy(self._value))
         return v.astype(dtype) if dtype is not None else v
 
@@ -102,28 +120,28 @@ class Tensor:
         return f"<ad.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={shown}>"
 
     # -- operators (all go through the op table) ---------------------------
-    def __add__(self, o): return _ops.add(self, o)
-    def __radd__(self, o): return _ops.add(o, self)
-    def __sub__(self, o): return _ops.subtract(self, o)
-    def __rsub__(self, o): return _ops.subtract(o, self)
-    def __mul__(self, o): return _ops.multiply(self, o)
-    def __rmul__(self, o): return _ops.multiply(o, self)
-    def __truediv__(self, o): return _ops.divide(self, o)
-    def __rtruediv__(self, o): return _ops.divide(o, self)
-    def __pow__(self, o): return _ops.pow(self, o)
-    def __rpow__(self, o): return _ops.pow(o, self)
-    def __matmul__(self, o): return _ops.matmul(self, o)
-    def __rmatmul__(self, o): return _ops.matmul(o, self)
-    def __neg__(self): return _ops.negative(self)
+    def __add__(self, o): return binary("Add", self, o)
+    def __radd__(self, o): return binary("Add", o, self)
+    def __sub__(self, o): return binary("Sub", self, o)
+    def __rsub__(self, o): return binary("Sub", o, self)
+    def __mul__(self, o): return binary("Mul", self, o)
+    def __rmul__(self, o): return binary("Mul", o, self)
+    def __truediv__(self, o): return binary("RealDiv", self, o)
+    def __rtruediv__(self, o): return binary("RealDiv", o, self)
+    def __pow__(self, o): return binary("Pow", self, o)
+    def __rpow__(self, o): return binary("Pow", o, self)
+    def __matmul__(self, o): return matmul(self, o)
+    def __rmatmul__(self, o): return matmul(o, self)
+    def __neg__(self): return unary("Neg", self)
     def __pos__(self): return self
-    def __abs__(self): return _ops.abs(self)
-    def __getitem__(self, index): return _ops._getitem(self, index)
-    def __lt__(self, o): return _ops.less(self, o)
-    def __le__(self, o): return _ops.less_equal(self, o)
-    def __gt__(self, o): return _ops.greater(self, o)
-    def __ge__(self, o): return _ops.greater_equal(self, o)
-    def __eq__(self, o): return _ops.equal(self, o)
-    def __ne__(self, o): return _ops.not_equal(self, o)
+    def __abs__(self): return unary("Abs", self)
+    def __getitem__(self, index): return getitem(self, index)
+    def __lt__(self, o): return binary("Less", self, o)
+    def __le__(self, o): return binary("LessEqual", self, o)
+    def __gt__(self, o): return binary("Greater", self, o)
+    def __ge__(self, o): return binary("GreaterEqual", self, o)
+    def __eq__(self, o): return binary("Equal", self, o)
+    def __ne__(self, o): return binary("NotEqual", self, o)
     __hash__ = object.__hash__  # identity hashing, as TF does for eager tensors in sets
 
 
@@ -161,6 +179,7 @@ class ResourceVariable(Tensor):
     """
 
     __slots__ = ("_name", "_trainable")
+    _is_variable = True
 
     def __init__(self, initial_value=None, name=None, trainable=True, dtype=None, shape=None):
         if initial_value is None:
@@ -189,6 +208,10 @@ class ResourceVariable(Tensor):
     def read_value(self) -> EagerTensor:
         return _wrap_with_id(self._value, self._id)
 
+    def _snapshot(self) -> EagerTensor:
+        # A record saves the value read now: the variable may be assigned before the backward pass.
+        return _wrap_with_id(self._value, self._id)
+
     def value(self) -> EagerTensor:
         return self.read_value()
 
@@ -197,7 +220,7 @@ class ResourceVariable(Tensor):
         if tuple(new.shape) != tuple(self._value.shape):
             raise ValueError(f"Variable.{how}: shape {tuple(new.shape)} does not match the variable's shape {self.shape}")
         self._value = new
-        _state_change(self, how)
+        note_state(self, how)
         return self
 
     def assign(self, value):
@@ -233,8 +256,6 @@ def _variable_name(name):
 
 
 def _scope_prefix() -> str:
-    from ._tape import current_scope
-
     s = current_scope()
     return f"{s}/" if s else ""
 
@@ -288,7 +309,10 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
         return value
     xp = _backend.current()
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten_py(value)):
-        return _ops.stack([convert_to_tensor(v, dtype=dtype) for v in value])
+        items = tuple(convert_to_tensor(v, dtype=dtype) for v in value)
+        if len({t.dtype for t in items}) > 1:
+            raise TypeError(f"convert_to_tensor: a list mixes dtypes {sorted({t.dtype.name for t in items})}")
+        return execute(PRIMITIVES["Pack"], items, {"axis": 0})
     if dtype is not None:
         np_dtype = _dtypes.as_dtype(dtype).as_numpy_dtype
     elif isinstance(value, (bool, int, float, list, tuple)):
@@ -327,13 +351,170 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     return t
 
 
-# Hooks the tape module installs; kept here to avoid an import cycle.
-def _leave(tensor, how):  # replaced by _tape
-    pass
+# ---------------------------------------------------------------------------
+# How one op runs
+# ---------------------------------------------------------------------------
+class InvalidArgumentError(ValueError):
+    """An op was given inputs it cannot work with (shapes, dtypes, values)."""
 
 
-def _state_change(var, how):  # replaced by _tape
-    pass
+_EMPTY: dict = {}
+_NAMESPACES = _backend._NUMPY_TYPES  # array type -> namespace, filled as types are seen
+_namespace_of = _backend.namespace_of
 
 
-from . import _ops  # noqa: E402  (operators need the op functions)
+def _describe(inputs):
+    return ", ".join(f"{t.shape} {t.dtype.name}" for t in inputs)
+
+
+def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
+    """Run primitive ``prim`` on tensors ``inputs``; record it where a tape or accumulator is active.
+
+    ``attrs`` are the forward's keyword arguments (kept in the record for the
+    rule); ``rule`` replaces the primitive's gradient rule for this one record
+    (``custom_gradient``).
+    """
+    first = inputs[0]._value
+    xp = _NAMESPACES.get(type(first)) or _namespace_of(first)
+    if len(inputs) == 1:
+        vals = (first,)
+    else:
+        vals = [t._value for t in inputs]
+        for v in vals:
+            if type(v) is not type(first) and _namespace_of(v) is not xp:
+                raise InvalidArgumentError(
+                    f"{prim.type}: inputs live on different backends ({xp.__name__} and {_namespace_of(v).__name__}); "
+                    "move them with ad.convert_to_tensor(t.numpy()) inside the same ad.backend(...) block")
+    try:
+        value = prim.forward(xp, *vals, **attrs)
+    except Exception as e:
+        raise InvalidArgumentError(f"{prim.type}: {e} (inputs: {_describe(inputs)})") from None
+    out = _new(EagerTensor)
+    out._value = value
+    out._id = _next_id()
+    if ACTIVE[0]:
+        record(prim, inputs, attrs, out, rule)
+    return out
+
+
+def as_tensor(x, like=None, op="op") -> Tensor:
+    """``x`` as a tensor; a Python number or list takes the dtype (and backend) of ``like``."""
+    if isinstance(x, Tensor):
+        return x
+    if (type(x) is float or type(x) is int) and like is not None and _NAMESPACES.get(type(like._value)) is _np:
+        # The common ``y * 0.5`` on NumPy: a cached 0-d array of the tensor's dtype.
+        dt = _dtypes.of_array(like._value)
+        if dt.is_floating or (type(x) is int and dt.is_integer):
+            return _wrap(_scalar_array(x, dt))
+    if like is not None and isinstance(x, (int, float, list, tuple, _np.ndarray, _np.generic)) and not isinstance(x, bool):
+        dt = like.dtype
+        if isinstance(x, (_np.ndarray, _np.generic)):
+            if _np.asarray(x).dtype.kind == "f" and dt.is_floating:
+                return convert_to_tensor(_np.asarray(x, dtype=dt.as_numpy_dtype))
+            return convert_to_tensor(x)
+        if not dt.is_floating and _has_float(x):
+            raise TypeError(f"{op}: cannot combine a {dt.name} tensor with the float value {x!r}; cast first "
+                            "(ad.cast) as TensorFlow does not convert between types silently")
+        xp = _namespace_of(like._value)
+        if xp is not _backend.current() and not isinstance(x, (_np.ndarray, _np.generic)):
+            # A Python number has no device: it joins the tensor's backend, not the default one.
+            return _wrap(_backend.shim(xp).asarray(x, like._value.dtype))
+        return convert_to_tensor(x, dtype=dt)
+    return convert_to_tensor(x)
+
+
+_SCALARS: dict = {}
+
+
+def _scalar_array(x, dt):
+    """A Python number as a read-only 0-d NumPy array of ``dt``, converted once.
+
+    Numbers like the ``0.5`` in ``y * 0.5`` or the ``1.0`` in the Tanh rule
+    come back on every op; converting each time was a large share of a
+    scalar op's cost.  -0.0 and NaN are never cached (they would match 0.0 or
+    nothing), and the cache is emptied when it grows large.
+    """
+    if x != x or (x == 0 and _math.copysign(1.0, x) < 0):
+        return _np.asarray(x, dtype=dt.as_numpy_dtype)
+    key = (x, dt)
+    arr = _SCALARS.get(key)
+    if arr is None:
+        arr = _np.asarray(x, dtype=dt.as_numpy_dtype)
+        arr.flags.writeable = False
+        if len(_SCALARS) >= 1024:
+            _SCALARS.clear()
+        _SCALARS[key] = arr
+    return arr
+
+
+def _has_float(x):
+    if isinstance(x, float):
+        return not float(x).is_integer()
+    if isinstance(x, (list, tuple)):
+        return builtins.any(_has_float(v) for v in x)
+    return False
+
+
+def binary(type, x, y) -> Tensor:
+    """An elementwise op of two operands (tensors or Python values), by its op type name."""
+    if isinstance(x, Tensor):
+        y = as_tensor(y, x, type)
+    else:
+        y = as_tensor(y, None, type)
+        x = as_tensor(x, y, type)
+    # Same dtype objects is the common, fast case; comparing ad dtypes lets
+    # two backends' float32 through to execute, which reports the mix.
+    if x._value.dtype is not y._value.dtype and x.dtype is not y.dtype:
+        raise TypeError(f"{type}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
+                        f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
+    return execute(PRIMITIVES[type], (x, y))
+
+
+def unary(type, x) -> Tensor:
+    """An elementwise op of one operand, by its op type name."""
+    return execute(PRIMITIVES[type], (as_tensor(x),))
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None) -> Tensor:
+    """Matrix product of the last two axes (batched over the others)."""
+    if isinstance(a, Tensor):
+        b = as_tensor(b, a, "MatMul")
+    else:
+        b = as_tensor(b)
+        a = as_tensor(a, b, "MatMul")
+    sa, sb = a.shape, b.shape
+    if len(sa) < 2 or len(sb) < 2:
+        raise InvalidArgumentError(f"MatMul: both operands need rank >= 2, got shapes {sa} and {sb}")
+    ka = sa[-2] if transpose_a else sa[-1]
+    kb = sb[-1] if transpose_b else sb[-2]
+    if ka != kb:
+        raise InvalidArgumentError(f"MatMul: cannot multiply shapes {sa} and {sb}"
+                                   f"{' (transposed)' if transpose_a or transpose_b else ''}: "
+                                   f"inner dimensions {ka} and {kb} differ")
+    if a._value.dtype is not b._value.dtype and a.dtype is not b.dtype:
+        raise TypeError(f"MatMul: operands have different dtypes, {a.dtype.name} and {b.dtype.name}")
+    return execute(PRIMITIVES["MatMul"], (a, b), {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)})
+
+
+def _normalize_index(index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    for i in index:
+        if isinstance(i, Tensor):
+            i = i.numpy()
+            i = i.item() if getattr(i, "ndim", 0) == 0 else i
+        elif isinstance(i, list):
+            i = _np.asarray(i)
+        out.append(i)
+    return tuple(out)
+
+
+def getitem(x, index) -> Tensor:
+    """``x[index]``: NumPy-style basic and advanced indexing, recorded as one StridedSlice."""
+    index = _backend.shim(_namespace_of(x._value)).index(_normalize_index(index))
+    try:
+        _backend.shim(_namespace_of(x._value)).getitem(x._value, index)
+    except (IndexError, TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"StridedSlice: index {index!r} is invalid for shape {x.shape}: {e}") from None
+    return execute(PRIMITIVES["StridedSlice"], (x,), {"index": index})

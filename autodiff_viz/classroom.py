@@ -49,7 +49,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _backend, _hooks, _registry
+from . import _backend, _context, _registry
 from . import _recording
 from . import events as _events
 from ._tape import GradientTape
@@ -430,7 +430,7 @@ def _run(f, xs, seed) -> _Run:
     run = _Run(rec, None)
     with _recording.trace() as tr:
         run.trace = tr
-        _hooks.add(rec)
+        _context.listen(rec)
         try:
             with GradientTape(persistent=True) as tape:
                 tape.watch(xs)
@@ -446,7 +446,7 @@ def _run(f, xs, seed) -> _Run:
         except Exception as e:  # noqa: BLE001  (a student's rule may fail in any way: said in words)
             run.error = e
         finally:
-            _hooks.remove(rec)
+            _context.unlisten(rec)
     return run
 
 

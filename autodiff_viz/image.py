@@ -1,12 +1,12 @@
 """``ad.image``: image ops (``adjust_contrast`` has no gradient, as in TF)."""
-from ._ops import _execute, _tensor
-from ._registry import PRIMITIVES as _P
+from .extend import as_tensor, execute
+from .extend import PRIMITIVES as _P
 
 
 def adjust_contrast(images, contrast_factor):
     """``(x - mean) * contrast_factor + mean`` per channel, over the last three axes [h, w, c]."""
-    images = _tensor(images)
+    images = as_tensor(images)
     if images.ndim < 3:
         raise ValueError(f"adjust_contrast: images need rank >= 3 [..., height, width, channels], got shape {images.shape}")
-    factor = _tensor(contrast_factor, images, "AdjustContrastv2")
-    return _execute(_P["AdjustContrastv2"], (images, factor))
+    factor = as_tensor(contrast_factor, images, "AdjustContrastv2")
+    return execute(_P["AdjustContrastv2"], (images, factor))

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from . import _ops as o
-from ._ops import InvalidArgumentError, _execute, _tensor, relu, sigmoid, softplus, tanh  # noqa: F401
-from ._registry import PRIMITIVES as _P
-from ._tape import name_scope
+from ._ops import relu, sigmoid, softplus, tanh  # noqa: F401
+from .extend import InvalidArgumentError, as_tensor, execute  # noqa: F401
+from .extend import PRIMITIVES as _P
+from ._context import name_scope
 
 
 def _one_axis(axis, x, op):
@@ -14,19 +15,19 @@ def _one_axis(axis, x, op):
 
 
 def softmax(logits, axis=-1, name=None):
-    logits = _tensor(logits)
-    return _execute(_P["Softmax"], (logits,), {"axis": _one_axis(axis, logits, "Softmax")})
+    logits = as_tensor(logits)
+    return execute(_P["Softmax"], (logits,), {"axis": _one_axis(axis, logits, "Softmax")})
 
 
 def log_softmax(logits, axis=-1, name=None):
-    logits = _tensor(logits)
-    return _execute(_P["LogSoftmax"], (logits,), {"axis": _one_axis(axis, logits, "LogSoftmax")})
+    logits = as_tensor(logits)
+    return execute(_P["LogSoftmax"], (logits,), {"axis": _one_axis(axis, logits, "LogSoftmax")})
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """``-sum(labels * log_softmax(logits))`` along ``axis``."""
-    logits = _tensor(logits)
-    labels = _tensor(labels, logits, "softmax_cross_entropy_with_logits")
+    logits = as_tensor(logits)
+    labels = as_tensor(labels, logits, "softmax_cross_entropy_with_logits")
     if labels.shape != logits.shape:
         raise ValueError(f"softmax_cross_entropy_with_logits: labels {labels.shape} and logits {logits.shape} differ")
     with name_scope("softmax_cross_entropy"):
@@ -35,8 +36,8 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Stable ``max(x, 0) - x * z + log(1 + exp(-|x|))``."""
-    logits = _tensor(logits)
-    labels = _tensor(labels, logits, "sigmoid_cross_entropy_with_logits")
+    logits = as_tensor(logits)
+    labels = as_tensor(labels, logits, "sigmoid_cross_entropy_with_logits")
     if labels.shape != logits.shape:
         raise ValueError(f"sigmoid_cross_entropy_with_logits: labels {labels.shape} and logits {logits.shape} differ")
     with name_scope("logistic_loss"):

@@ -4,7 +4,7 @@ W1: ``y = tanh(y) * 1.01 + y * 0.5`` repeated 300 times under a tape, then
 ``tape.gradient``; the time is reported per recorded op (forward + backward).
 
 Three variants, each run in its own fresh process, interleaved:
-- ``stripped``: a copy of the package with every ``if _hooks.active`` test removed
+- ``stripped``: a copy of the package with every ``if LISTENING[0]`` test removed
   (what the engine would cost without events at all);
 - ``idle``: the package as shipped, no trace open;
 - ``traced``: the package as shipped inside ``with ad.trace():``.
@@ -60,8 +60,8 @@ def stripped_copy(dest: pathlib.Path) -> pathlib.Path:
     shutil.copytree(ROOT / "autodiff_viz", pkg, ignore=shutil.ignore_patterns("__pycache__"))
     for path in pkg.glob("*.py"):
         src = path.read_text()
-        new = re.sub(r"\bif _hooks\.active:", "if False:", src)
-        new = re.sub(r"= _hooks\.active\b", "= False", new)
+        new = re.sub(r"\bif LISTENING\[0\]:", "if False:", src)
+        new = re.sub(r"= LISTENING\[0\]", "= False", new)
         if new != src:
             path.write_text(new)
     return dest

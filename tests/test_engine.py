@@ -163,7 +163,7 @@ def test_ops_without_watched_inputs_are_not_recorded():
     with ad.GradientTape() as tape:
         tape.watch(a)
         c = a * b + b  # Mul has a watched input, Add then has the Mul's output
-    assert [n.type for n in tape._records] == ["Mul", "Add"]
+    assert [n.type for n in tape._ops()] == ["Mul", "Add"]
 
 
 def test_x_times_x_records_two_edges():
@@ -171,7 +171,7 @@ def test_x_times_x_records_two_edges():
     with ad.GradientTape() as tape:
         tape.watch(x)
         y = x * x
-    (node,) = tape._records
+    (node,) = tape._ops()
     assert node.in_ids == (x._id, x._id)
     assert float(tape.gradient(y, x)) == 6.0
 
@@ -183,7 +183,7 @@ def test_name_scope_labels_recorded_ops():
             with ad.name_scope("inner"):
                 y = ad.sin(x)
         z = y * 2.0
-    assert [(n.scope, n.name) for n in tape._records] == [("layer1/inner", "layer1/inner/Sin"), ("", "Mul")]
+    assert [(n.scope, n.name) for n in tape._ops()] == [("layer1/inner", "layer1/inner/Sin"), ("", "Mul")]
     with ad.name_scope("block"):
         assert ad.Variable(1.0, name="w").name == "block/w:0"
 
@@ -344,7 +344,7 @@ def test_every_op_has_a_tensorflow_type_name():
         a = ad.matmul(x, ad.transpose(x))
         b = ad.sin(a) * ad.exp(a) / ad.sqrt(a)
         c = ad.reduce_sum(ad.nn.relu(b - 1.0))
-    assert [n.type for n in tape._records] == ["Transpose", "MatMul", "Sin", "Exp", "Mul", "Sqrt", "RealDiv",
+    assert [n.type for n in tape._ops()] == ["Transpose", "MatMul", "Sin", "Exp", "Mul", "Sqrt", "RealDiv",
                                                "Sub", "Relu", "Sum"]
 
 
@@ -413,7 +413,7 @@ def test_saved_values_are_only_what_rules_need():
         a = x + 1.0
         r = ad.nn.relu(a)
         m = r * x
-    add, relu, mul = tape._records
+    add, relu, mul = tape._ops()
     assert add.inputs == (None, None) and add.outputs == (None,)
     assert relu.inputs == (None,) and relu.outputs[0] is r
     assert mul.inputs[0] is r and mul.inputs[1] is x
@@ -555,7 +555,7 @@ def test_a_product_with_a_constant_saves_only_the_constant():
         y = c * x
         z = ad.matmul(y, w)
         q = y / c
-    mul, matmul, div = tape._records
+    mul, matmul, div = tape._ops()
     assert mul.inputs[0] is c and mul.inputs[1] is None
     assert matmul.inputs[0] is None and matmul.inputs[1] is w
     assert div.inputs[0] is None and div.inputs[1] is c
@@ -595,7 +595,7 @@ def test_spent_tape_keeps_the_facts_but_not_the_values():
         tape.watch(x)
         y = ad.exp(x)
     tape.gradient(y, x)
-    (node,) = tape._records
+    (node,) = tape._ops()
     assert node.type == "Exp" and node.out_shape == (2,)
     assert node.outputs == (None,) and node.inputs == (None,)
     assert "Exp" in ad.viz.graph(tape).source

@@ -129,12 +129,12 @@ def test_summary_of_small_values_is_complete():
 
 
 def test_trace_removes_its_listener_on_error():
-    from autodiff_viz import _hooks
-    before = _hooks.listeners()
+    from autodiff_viz import _context
+    before = _context.listeners()
     with pytest.raises(ZeroDivisionError):
         with ad.trace():
             1 / 0
-    assert _hooks.listeners() == before and _hooks.active == bool(before)
+    assert _context.listeners() == before and _context.LISTENING[0] == len(before)
 
 
 def test_notes_leave_state_skipped():

@@ -1,0 +1,180 @@
+"""The engine's state, in one place: what is recording in this thread, and who is listening.
+
+Per thread (a ``threading.local``): the stack of recording tapes, the stack
+of forward-mode accumulators, the name scopes, the hook listeners that
+``ad.trace()`` adds and the traces it keeps track of.  Two tapes in two threads never see each other's ops.
+
+Process-wide, and only because every op reads them first: ``ACTIVE[0]``
+counts the tapes and accumulators active in any thread, ``LISTENING[0]`` the
+hook listeners in any thread.  With both at zero an op costs one list read
+for recording and one for tracing.
+
+Every engine module imports this one; it imports none of them.  Two context
+managers say what the engine does when it hides work from the tapes:
+:func:`hidden_from_tapes` (a ``custom_gradient`` function's own ops) and
+:func:`outer_only` (the ops that compute forward-mode tangents).
+
+>>> with name_scope("layer"):
+...     current_scope()
+'layer'
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+
+class _State(threading.local):
+    """This thread's part: read with ``state.tapes`` and so on."""
+
+    def __init__(self):
+        self.tapes: list = []          # recording GradientTapes, outermost first
+        self.accumulators: list = []   # ForwardAccumulators, outermost first
+        self.scopes: list = []         # name_scope names, outermost first
+        self.listeners: list = []      # callables (kind, payload), added by ad.trace()
+        self.open_traces: list = []    # ad.trace() blocks running, innermost last
+        self.closed_traces: list = []  # weak references to the last traces closed, newest last
+
+
+state = _State()
+ACTIVE = [0]      # tapes + accumulators active in any thread
+LISTENING = [0]   # hook listeners in any thread
+_lock = threading.Lock()
+
+
+# ---------------------------------------------------------------------------
+# Tapes and accumulators entering and leaving
+# ---------------------------------------------------------------------------
+def push_tape(tape) -> int | None:
+    """Put ``tape`` on this thread's stack; returns the id of the tape it is nested in, if any."""
+    tapes = state.tapes
+    parent = tapes[-1]._id if tapes else None
+    tapes.append(tape)
+    _count(ACTIVE, 1)
+    return parent
+
+
+def pop_tape(tape) -> None:
+    tapes = state.tapes
+    if tape in tapes:
+        tapes.remove(tape)
+    _count(ACTIVE, -1)
+
+
+def push_accumulator(acc) -> tuple:
+    """Put a forward accumulator on the stack; returns the tapes recording around it."""
+    state.accumulators.append(acc)
+    _count(ACTIVE, 1)
+    return tuple(state.tapes)
+
+
+def pop_accumulator(acc) -> None:
+    accs = state.accumulators
+    if acc in accs:
+        accs.remove(acc)
+    _count(ACTIVE, -1)
+
+
+def _count(counter, delta):
+    with _lock:
+        counter[0] += delta
+
+
+@contextlib.contextmanager
+def hidden_from_tapes(collector):
+    """Run the block with ``collector`` as this thread's only tape and no accumulators.
+
+    ``custom_gradient`` runs the user's function this way: its ops reach no
+    real tape (one record stands for the whole function), while the collector
+    sees which variables it reads.
+    """
+    saved_tapes, saved_accs = state.tapes, state.accumulators
+    state.tapes, state.accumulators = [collector], []
+    _count(ACTIVE, 1)
+    try:
+        yield
+    finally:
+        state.tapes, state.accumulators = saved_tapes, saved_accs
+        _count(ACTIVE, -1)
+
+
+@contextlib.contextmanager
+def outer_only(tapes, accumulators):
+    """Run the block as if only ``tapes`` and ``accumulators`` were active.
+
+    Forward mode computes an op's tangent this way: the tapes entered around
+    the accumulator record the tangent's ops (forward-over-reverse), tapes and
+    accumulators entered inside it do not.
+    """
+    saved_tapes, saved_accs = state.tapes, state.accumulators
+    keep = {id(t) for t in tapes}
+    state.tapes = [t for t in saved_tapes if id(t) in keep]
+    state.accumulators = list(accumulators)
+    try:
+        yield
+    finally:
+        state.tapes, state.accumulators = saved_tapes, saved_accs
+
+
+# ---------------------------------------------------------------------------
+# Name scopes
+# ---------------------------------------------------------------------------
+def current_scope() -> str:
+    """This thread's name scope path: ``"outer/inner"``, or ``""``."""
+    s = state.scopes
+    return "/".join(s) if s else ""
+
+
+@contextlib.contextmanager
+def name_scope(name: str):
+    """Label the ops recorded inside (graphs fold each scope into one box).
+
+    >>> import autodiff_viz as ad
+    >>> with ad.name_scope("layer1"):
+    ...     pass
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name_scope: expected a non-empty string, got {name!r}")
+    scopes = state.scopes
+    scopes.append(name.rstrip("/"))
+    try:
+        yield name
+    finally:
+        scopes.pop()
+
+
+# ---------------------------------------------------------------------------
+# Hooks: where the engine announces what it does (ad.trace() listens)
+# ---------------------------------------------------------------------------
+# The engine calls ``emit(kind, **payload)`` only while ``LISTENING[0]``.
+# Payloads are engine objects; ``autodiff_viz._recording`` turns them into events:
+# - ``tape_begin`` / ``tape_end`` / ``tape_reset``: tape
+# - ``watch``: tape, tensor, auto (True when a variable was watched on read)
+# - ``op``: tape, node (the tape's record, as an op view), output, inputs
+# - ``op_skipped``: tape, op_type, inputs, output, reason ("stop_recording")
+# - ``leave``: tape, tensor, how ("numpy");  ``state``: tape, variable, how ("assign_add"...)
+# - ``gradient_begin``: tape, targets, sources, kind ("gradient"/"jacobian"/"batch_jacobian")
+# - ``backward_step``: tape, node, upstream, input_grads (one tensor or None per input), step
+# - ``accumulate``: tape, tensor_id, contribution, total, count, node
+# - ``gradient_end``: tape, sources, results, spent
+def emit(kind: str, /, **payload) -> None:
+    """Tell this thread's listeners what happened."""
+    for listener in list(state.listeners):
+        listener(kind, payload)
+
+
+def listen(listener) -> None:
+    """Add a listener for this thread's announcements."""
+    state.listeners.append(listener)
+    _count(LISTENING, 1)
+
+
+def unlisten(listener) -> None:
+    if listener in state.listeners:
+        state.listeners.remove(listener)
+        _count(LISTENING, -1)
+
+
+def listeners() -> list:
+    """This thread's listeners (a copy)."""
+    return list(state.listeners)

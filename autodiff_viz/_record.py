@@ -1,0 +1,236 @@
+"""Recording: how one op that ran becomes a record on the tapes of this thread.
+
+A record is a plain tuple (cheap to build on every op); the names below give
+its fields.  Gradient rules and trace events see a record through
+:class:`Op`, TensorFlow's op view (``op.inputs``, ``op.outputs``,
+``op.get_attr(...)``, ``op.type``), made only when one is needed.
+
+``record`` is called by :func:`autodiff_viz._tensor.execute` after an op
+ran, while ``_context.ACTIVE[0]`` says a tape or accumulator exists:
+
+1. each recording tape of this thread that watches one of the inputs gets
+   the record (built once, shared by nested tapes) and watches the output;
+2. a tape that is paused (``stop_recording``) notes the op it did not record;
+3. each forward-mode accumulator pushes its tangents through the op.
+
+>>> import autodiff_viz as ad
+>>> x = ad.constant(3.0)
+>>> with ad.GradientTape() as tape:
+...     tape.watch(x)
+...     y = x * x
+>>> rec = tape._records[0]
+>>> Op(rec).type, rec[IN_IDS] == (x._id, x._id), rec[OUT_ID] == y._id
+('Mul', True, True)
+"""
+from __future__ import annotations
+
+import itertools
+
+from ._context import LISTENING, emit, state
+from ._dtypes import of_dtype
+
+_record_ids = itertools.count(1).__next__
+
+# The fields of a record, in order.
+PRIM, IN_IDS, OUT_ID, INPUTS, OUTPUT, ATTRS, IN_SHAPES, IN_DTYPES, OUT_SHAPE, OUT_DTYPE, SCOPE, RULE, ID = range(13)
+
+
+class Op:
+    """TensorFlow's view of a recorded op, handed to gradient and tangent rules.
+
+    ``inputs``/``outputs`` hold the values the rule asked to keep (``None``
+    for the others, and for all of them once a tape has let the record go).
+    """
+
+    __slots__ = ("_r", "inputs", "outputs")
+
+    def __init__(self, rec, inputs=None, outputs=None):
+        self._r = rec
+        self.inputs = inputs if inputs is not None else (rec[INPUTS] or (None,) * len(rec[IN_IDS]))
+        self.outputs = outputs if outputs is not None else (rec[OUTPUT],)
+
+    @property
+    def type(self) -> str:
+        """TensorFlow's op type name: ``"Mul"``, ``"MatMul"``..."""
+        return self._r[PRIM].type
+
+    @property
+    def prim(self):
+        return self._r[PRIM]
+
+    @property
+    def id(self) -> int:
+        return self._r[ID]
+
+    @property
+    def attrs(self) -> dict:
+        return self._r[ATTRS]
+
+    @property
+    def in_ids(self) -> tuple:
+        return self._r[IN_IDS]
+
+    @property
+    def out_id(self) -> int:
+        return self._r[OUT_ID]
+
+    @property
+    def in_shapes(self) -> tuple:
+        return self._r[IN_SHAPES]
+
+    @property
+    def out_shape(self) -> tuple:
+        return self._r[OUT_SHAPE]
+
+    @property
+    def in_dtypes(self) -> tuple:
+        return tuple([of_dtype(d) for d in self._r[IN_DTYPES]])
+
+    @property
+    def out_dtype(self):
+        return of_dtype(self._r[OUT_DTYPE])
+
+    @property
+    def scope(self) -> str:
+        return self._r[SCOPE]
+
+    @property
+    def rule(self):
+        return self._r[RULE]
+
+    @property
+    def name(self) -> str:
+        """The op's name with its scope, e.g. ``"dense/MatMul"``."""
+        scope, kind = self._r[SCOPE], self._r[PRIM].type
+        return f"{scope}/{kind}" if scope else kind
+
+    @property
+    def node_def(self):
+        return {"op": self.type, "name": self.name, "attr": dict(self.attrs)}
+
+    def get_attr(self, name):
+        try:
+            return self._r[ATTRS][name]
+        except KeyError:
+            raise ValueError(f"op {self.type} has no attribute {name!r}") from None
+
+    def __getattr__(self, name):
+        # Attributes (axis, keepdims, perm...) read as op.axis, as in many TF rules.
+        attrs = self._r[ATTRS]
+        if name in attrs:
+            return attrs[name]
+        raise AttributeError(name)
+
+    def __eq__(self, other):
+        return isinstance(other, Op) and other._r[ID] == self._r[ID]
+
+    def __hash__(self):
+        return hash(self._r[ID])
+
+    def __repr__(self):
+        return f"<op {self.name} type={self.type}>"
+
+
+def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
+    """The record of an op: what it was, and only the values its rule will read.
+
+    ``prim.save_inputs`` is ``"all"``, a tuple of input positions, or a dict
+    ``{position: (inputs whose gradient reads it)}``: then a value is kept
+    only if one of those inputs can get a gradient (``c * x`` keeps ``c``,
+    never ``x``).  ``tapes`` are the tapes that could differentiate the op.
+    """
+    save, save_out = prim.save_inputs, prim.save_output
+    if not save:
+        saved = None
+    elif save == "all":
+        saved = tuple([t._snapshot() if t._is_variable else t for t in inputs])
+    elif type(save) is dict:
+        need = _needs_gradient(inputs, tapes)
+        kept = [None] * len(inputs)
+        for i, users in save.items():
+            for j in users:
+                if need[j]:
+                    t = inputs[i]
+                    kept[i] = t._snapshot() if t._is_variable else t
+                    break
+        saved = tuple(kept)
+        if type(save_out) is tuple:
+            save_out = True in [need[j] for j in save_out]
+    else:
+        saved = tuple([(t._snapshot() if t._is_variable else t) if i in save else None for i, t in enumerate(inputs)])
+    v = out._value
+    if len(inputs) == 2:
+        a, b = inputs[0]._value, inputs[1]._value
+        in_ids, shapes, dtypes = (inputs[0]._id, inputs[1]._id), (a.shape, b.shape), (a.dtype, b.dtype)
+    else:
+        in_ids = tuple([t._id for t in inputs])
+        shapes = tuple([t._value.shape for t in inputs])
+        dtypes = tuple([t._value.dtype for t in inputs])
+    scopes = state.scopes
+    return (prim, in_ids, out._id, saved, out if save_out else None, attrs, shapes, dtypes, v.shape, v.dtype,
+            "/".join(scopes) if scopes else "", rule, _record_ids())
+
+
+def released(rec) -> tuple:
+    """The record without its saved values and rule: what a tape keeps once it is done with it.
+
+    A record shared by nested tapes keeps its values for as long as another
+    tape still holds the full tuple.
+    """
+    if rec[INPUTS] is None and rec[OUTPUT] is None and rec[RULE] is None:
+        return rec
+    return rec[:INPUTS] + (None, None) + rec[ATTRS:RULE] + (None, rec[ID])
+
+
+def _needs_gradient(inputs, tapes) -> list:
+    """Which inputs a recording tape can differentiate."""
+    if len(tapes) == 1:
+        live = tapes[0]._live
+        return [t._id in live or (t._is_variable and t._trainable) for t in inputs]
+    recording = [tape for tape in tapes if tape._recording]
+    return [any([t._id in tape._live for tape in recording]) or (t._is_variable and t._trainable) for t in inputs]
+
+
+def record(prim, inputs, attrs, out, rule=None) -> None:
+    """Put an op on every tape of this thread that watches one of its inputs; push tangents."""
+    rec = None
+    tapes = state.tapes
+    for tape in tapes:
+        live = tape._live
+        if not tape._recording:
+            if not tape._spent and any(t._id in live for t in inputs):
+                tape._note("op_skipped", op_type=prim.type, inputs=tuple(inputs), output=out,
+                           reason="stop_recording")
+            continue
+        if tape._auto:
+            for t in inputs:
+                if t._is_variable and t._trainable and t._id not in live:
+                    tape._watch_variable(t, auto=True)
+        for t in inputs:
+            if t._id in live:
+                break
+        else:
+            continue
+        if rec is None:
+            rec = make_record(prim, inputs, attrs, out, rule, tapes)
+        tape._records.append(rec)
+        live.add(out._id)
+        if LISTENING[0]:
+            emit("op", tape=tape, node=Op(rec), output=out, inputs=inputs)
+    accumulators = state.accumulators
+    for k in range(len(accumulators) - 1, -1, -1):  # innermost first
+        accumulators[k]._on_op(k, prim, inputs, attrs, out, rule)
+
+
+def note_leave(tensor, how) -> None:
+    """A watched tensor became a NumPy array: every tape that watches it notes it."""
+    for tape in state.tapes:
+        if not tape._spent and tensor._id in tape._live:
+            tape._note("leave", tensor=tensor, how=how)
+
+
+def note_state(var, how) -> None:
+    """A variable changed in place: every recording tape (or one that watches it) notes it."""
+    for tape in state.tapes:
+        if not tape._spent and (tape._recording or var._id in tape._live):
+            tape._note("state", variable=var, how=how)
