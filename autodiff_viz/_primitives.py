@@ -218,25 +218,26 @@ def _adjust_contrast(xp, images, factor):
 
 # ---------------------------------------------------------------------------
 #      type               forward                                              gradient rule
+# (Arithmetic forwards use the operators: on scalars, NumPy's operators skip the ufunc machinery.)
 # ---------------------------------------------------------------------------
 # Arithmetic
-defop("Add",      lambda xp, x, y: xp.add(x, y),                 lambda op, g: (g, g),
+defop("Add",      lambda xp, x, y: x + y,                        lambda op, g: (g, g),
       jvp=lambda op, t: t[0] + t[1],
       show=('a + b', '1', '1'))
 defop("AddN",     lambda xp, *xs: _sum_all(xp, xs),              lambda op, g: (g,) * len(op.in_ids),
       jvp=lambda op, t: o.add_n(t),
       show=('a + b + …', '1'))
-defop("Sub",      lambda xp, x, y: xp.subtract(x, y),            lambda op, g: (g, -g),
+defop("Sub",      lambda xp, x, y: x - y,                        lambda op, g: (g, -g),
       jvp=lambda op, t: t[0] - t[1],
       show=('a − b', '1', '−1'))
-defop("Mul",      lambda xp, x, y: xp.multiply(x, y),            _mul_grad, save={0: (1,), 1: (0,)},
+defop("Mul",      lambda xp, x, y: x * y,                        _mul_grad, save={0: (1,), 1: (0,)},
       jvp=lambda op, t: t[0] * op.inputs[1] + op.inputs[0] * t[1],
       show=('a · b', 'b', 'a'))
-defop("RealDiv",  lambda xp, x, y: xp.divide(x, y),
+defop("RealDiv",  lambda xp, x, y: x / y,
       _div_grad, save={0: (1,), 1: (0, 1)},
       jvp=lambda op, t: (t[0] - op.outputs[0] * t[1]) / op.inputs[1],
       show=('a / b', '1/b', '−a/b²'))
-defop("Neg",      lambda xp, x: xp.negative(x),                  lambda op, g: (-g,),
+defop("Neg",      lambda xp, x: -x,                              lambda op, g: (-g,),
       jvp=lambda op, t: -t[0],
       show=('−a', '−1'))
 defop("Square",   lambda xp, x: xp.multiply(x, x),               lambda op, g: (g * (2.0 * op.inputs[0]),), save="all",

@@ -218,8 +218,9 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
         if LISTENING[0]:
             emit("op", tape=tape, node=Op(rec), output=out, inputs=inputs)
     accumulators = state.accumulators
-    for k in range(len(accumulators) - 1, -1, -1):  # innermost first
-        accumulators[k]._on_op(k, prim, inputs, attrs, out, rule)
+    if accumulators:
+        for k in range(len(accumulators) - 1, -1, -1):  # innermost first
+            accumulators[k]._on_op(k, prim, inputs, attrs, out, rule)
 
 
 def note_leave(tensor, how) -> None:

@@ -378,6 +378,8 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
     xp = _NAMESPACES.get(type(first)) or _namespace_of(first)
     if len(inputs) == 1:
         vals = (first,)
+    elif len(inputs) == 2 and _NAMESPACES.get(type(inputs[1]._value)) is xp:  # the common case, checked once
+        vals = (first, inputs[1]._value)
     else:
         vals = [t._value for t in inputs]
         for v in vals:
@@ -386,7 +388,7 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
                     f"{prim.type}: inputs live on different backends ({xp.__name__} and {_namespace_of(v).__name__}); "
                     "move them with ad.convert_to_tensor(t.numpy()) inside the same ad.backend(...) block")
     try:
-        value = prim.forward(xp, *vals, **attrs)
+        value = prim.forward(xp, *vals, **attrs) if attrs else prim.forward(xp, *vals)
     except Exception as e:
         raise InvalidArgumentError(f"{prim.type}: {e} (inputs: {_describe(inputs)})") from None
     out = _new(EagerTensor)
@@ -402,7 +404,7 @@ def as_tensor(x, like=None, op="op") -> Tensor:
     if isinstance(x, Tensor):
         return x
     if (type(x) is float or type(x) is int) and like is not None and _NAMESPACES.get(type(like._value)) is _np:
-        # The common ``y * 0.5`` on NumPy: a cached 0-d array of the tensor's dtype.
+        # The common ``y * 0.5`` on NumPy: a cached NumPy scalar of the tensor's dtype.
         dt = _dtypes.of_array(like._value)
         if dt.is_floating or (type(x) is int and dt.is_integer):
             return _wrap(_scalar_array(x, dt))
@@ -427,20 +429,21 @@ _SCALARS: dict = {}
 
 
 def _scalar_array(x, dt):
-    """A Python number as a read-only 0-d NumPy array of ``dt``, converted once.
+    """A Python number as a NumPy scalar of ``dt`` (``np.float32(0.5)``), converted once.
 
     Numbers like the ``0.5`` in ``y * 0.5`` or the ``1.0`` in the Tanh rule
     come back on every op; converting each time was a large share of a
-    scalar op's cost.  -0.0 and NaN are never cached (they would match 0.0 or
+    scalar op's cost.  A NumPy scalar (immutable, unlike a 0-d array) is what
+    NumPy's own ops return for 0-d inputs, and its operators skip the ufunc
+    machinery.  -0.0 and NaN are never cached (they would match 0.0 or
     nothing), and the cache is emptied when it grows large.
     """
     if x != x or (x == 0 and _math.copysign(1.0, x) < 0):
-        return _np.asarray(x, dtype=dt.as_numpy_dtype)
+        return dt.as_numpy_dtype(x)
     key = (x, dt)
     arr = _SCALARS.get(key)
     if arr is None:
-        arr = _np.asarray(x, dtype=dt.as_numpy_dtype)
-        arr.flags.writeable = False
+        arr = dt.as_numpy_dtype(x)
         if len(_SCALARS) >= 1024:
             _SCALARS.clear()
         _SCALARS[key] = arr
