@@ -1,5 +1,19 @@
 """DOT text for a :class:`~autodiff_viz.viz._model.GraphModel` (pure Python, no Graphviz needed).
 
+Two levels of detail.  ``detail="classroom"`` (the default) shows what a
+student needs to read the chain rule: each box's name, value and gradient;
+the shape of tensors that are not scalars; the dtype only where the picture
+mixes dtypes or a dtype is not floating; tensors of up to
+:data:`._style.FULL_ITEMS` values in full; a legend of only the styles that
+appear, which also explains the ``∂`` numbers in boxes and on arrows; a
+spent tape as a quiet sentence.  ``detail="full"`` shows everything: shapes
+and dtypes on every box, the spread of large arrays, how each leaf is
+watched, and which tapes recorded each op.
+
+``rankdir="auto"`` picks the direction (left to right or top to bottom) in
+which the picture, fitted into a 16:9 slide, is drawn larger (see
+:func:`choose_rankdir`).
+
 Every piece of text (variable names, scopes, notes, the title, values, the
 legend) goes through :mod:`._labels`: cleaned, shortened and escaped into an
 HTML-like label (:func:`esc`) or a quoted string (tooltips), so a name such as
@@ -7,12 +21,25 @@ HTML-like label (:func:`esc`) or a quoted string (tooltips), so a name such as
 embeds it, and no name can end a label early.  DOT identifiers are generated
 (``n0``, ``n1``...), never taken from user text; attribute values that are not
 labels are checked or generated here.
+
+>>> from autodiff_viz import events as ev
+>>> s = ev.summarize
+>>> evs = [ev.TapeBegin(0, 7), ev.Watch(1, 7, tensor=40, value=s(3.0)),
+...        ev.Op(2, 7, node=5, op_type="Mul", inputs=(40, 40), output=41, shape=(), dtype="float32",
+...              value=s(9.0))]
+>>> text, full = to_dot(M.build(evs)), to_dot(M.build(evs), detail="full")
+>>> "rankdir=LR" in text, "() float32</font>" in text, "() float32</font>" in full  # the dtype line
+(True, False, True)
 """
 from __future__ import annotations
 
+import html
+import re
+
 from . import _labels as L
+from . import _layout
 from . import _model as M
-from ._style import DIM, FONT, GREY, LIGHT_GREY, PALETTE, TINT as _TINT, fmt_number, fmt_shape
+from ._style import DIM, FONT_FAMILY, FULL_ITEMS, GREY, LIGHT_GREY, PALETTE, TINT as _TINT, fmt_lines, fmt_shape
 from ._style import fmt_value as _fmt_value
 
 ORANGE, SKY, GREEN, YELLOW = (PALETTE[c] for c in ("orange", "sky", "green", "yellow"))
@@ -33,6 +60,7 @@ STYLES = {
 
 
 RANKDIRS = ("LR", "TB", "RL", "BT")
+DETAILS = ("classroom", "full")
 # Graphviz reads an HTML-like label of at most 16,384 characters.  Rows past these
 # budgets (escaped characters) are left out, with a row that says how many.
 NODE_LABEL_BUDGET = 12_000
@@ -41,6 +69,12 @@ NOTE_LINES = 3  # a note wraps over at most this many lines
 TITLE_LINES = 4  # a title keeps at most this many of its own lines
 MAX_SCOPE_DEPTH = 12  # deeper name scopes share the innermost cluster (its label holds the rest of the path)
 LEFT = '<br align="left"/>'
+SLIDE = (16.0, 9.0)  # the shape rankdir="auto" fits a picture into
+NODESEP, RANKSEP = 0.25 * 72, 0.35 * 72  # points, as written into the DOT text below
+LEGEND_MIN_WIDTH = 600.0  # points: a legend may be this wide even above a narrow graph
+EDGE_LABEL_MAX = 2  # arrows carry the gradient they sent when it has at most this many values
+_TABLE = '<table border="0" cellborder="0" cellspacing="0" cellpadding="0">'
+_LINES = ' balign="left"'  # a cell whose lines (a matrix, a wrapped note) start at one left edge
 
 
 def esc(text, limit: int = L.LINE_LIMIT, where: str = "middle") -> str:
@@ -64,68 +98,88 @@ def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
     return _fmt_value(s, digits, max_items, spread=True)
 
 
+def _floating(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat", "complex", "half", "double"))
+
+
 # ---------------------------------------------------------------------------
-def to_dot(model: M.GraphModel, rankdir: str = "LR", legend: bool = True, values: bool = True,
-           digits: int = 4, title: str | None = None, mark_legend: str | None = None) -> str:
+def to_dot(model: M.GraphModel, rankdir: str = "auto", legend: bool = True, values: bool = True,
+           digits: int = 4, title: str | None = None, mark_legend: str | None = None,
+           detail: str = "classroom") -> str:
     """The DOT text of a model: same model, same text (no ids or times from the engine).
 
-    Marked nodes (``Node.broken``) are filled light vermillion with a ✗ before
-    their name; ``mark_legend`` says in the legend what a mark means (default:
-    where the gradient path breaks).  The remarks box is vermillion when a node
-    is marked, grey otherwise (a note, not an error).
+    ``detail``: ``"classroom"`` or ``"full"`` (see the module's text).
+    ``rankdir``: ``"auto"`` (see :func:`choose_rankdir`), ``"LR"``, ``"TB"``,
+    ``"RL"`` or ``"BT"``.  Marked nodes (``Node.broken``) are filled light
+    vermillion with a ✗ before their name; ``mark_legend`` says in the legend
+    what a mark means (default: where the gradient path breaks).  The remarks
+    box is vermillion when a node is marked, grey otherwise (a note, not an
+    error).
     """
     direction = L.clean(rankdir).upper()
-    if direction not in RANKDIRS:  # it is written into the DOT text as it is: only these four
-        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {L.shorten(repr(rankdir))}")
-    w = _Writer(model, digits, values)
+    if direction not in RANKDIRS + ("AUTO",):  # it is written into the DOT text as it is: only these
+        raise ValueError(f"rankdir must be 'auto' or one of {', '.join(RANKDIRS)}, not {L.shorten(repr(rankdir))}")
+    if detail not in DETAILS:
+        raise ValueError(f"detail must be 'classroom' or 'full', not {L.shorten(repr(detail))}")
+    w = _Writer(model, digits, values, detail)
     if mark_legend:
         w.mark_legend = mark_legend
     return w.write(direction, legend, title)
 
 
 class _Writer:
-    def __init__(self, model, digits, values):
+    def __init__(self, model, digits, values, detail="classroom"):
         self.m = model
         self.digits = digits
         self.values = values
+        self.full = detail == "full"
         self.many_tapes = len({t for n in model.nodes for t in n.tapes}) > 1
         keys = {k for n in model.nodes for k in n.grads}
         self.many_grads = len(keys) > 1
         # a persistent tape asked twice: tell its calls apart ("T1#2" = tape T1's 2nd gradient call)
         self.many_calls = len(keys) > len({k[0] for k in keys})
+        self.dtypes = {n.dtype for n in model.nodes if n.dtype}
         self.lines: list[str] = []
         self.mark_legend = "where the gradient path breaks"
+        self.present: set = set()      # legend keys the picture uses
+        self.edge_labels = False       # some arrow carries a gradient
 
     def out(self, line, depth=1):
         self.lines.append("  " * depth + line)
 
     def write(self, rankdir, legend, title):
         m = self.m
-        self.lines = ["digraph autodiff {"]
-        self.out(f'graph [rankdir={rankdir}, fontname="{FONT}", fontsize=12, nodesep=0.25, ranksep=0.35, '
-                 'bgcolor="white", pad=0.2, labeljust=l];')  # no newrank: 10-30x slower layouts with clusters
-        self.out(f'node [fontname="{FONT}", fontsize=11, margin="0.08,0.04", penwidth=1.3];')
-        self.out(f'edge [fontname="{FONT}", fontsize=9, arrowsize=0.7, color="{BLACK}", penwidth=1.2];')
+        self.nodes = {n.id: self.node_text(n) for n in m.nodes}
+        self.edges = [self.edge_text(e) for e in m.edges]
         # A title is user text like any other: its own line breaks are kept (up to TITLE_LINES).
         head = (L.for_dot_html(title, L.TITLE_LIMIT, max_lines=TITLE_LINES, where="end", br=LEFT)
                 if title is not None else self.title())
-        rows = []
+        rows = []  # (cell's attributes, text): the heading's rows above the legend
         if head:
-            rows.append(f'<tr><td align="left" balign="left">{head}</td></tr>')
+            rows.append(('align="left" balign="left"', head))
         if self.m.remarks:
             remarks = [esc(L.shorten_words(r, L.LINE_LIMIT), L.TITLE_LIMIT, "end") for r in self.m.remarks]
             text = LEFT.join(_within(remarks, REMARKS_BUDGET, lambda k: f"… ({k} more lines)"))
             tone = VERMILLION if any(n.broken for n in m.nodes) else GREY
             fill = TINT[VERMILLION] if tone == VERMILLION else LIGHT_GREY
-            rows.append(f'<tr><td align="left" balign="left" bgcolor="{fill}" border="1" '
-                        f'color="{tone}" cellpadding="6">{text}<br align="left"/></td></tr>')
-        if legend:
-            table = self.legend()
-            if table:
-                rows.append(f'<tr><td align="left">{table}</td></tr>')
-        if rows:
-            self.out('labelloc=t; labeljust=l; label=<<table border="0" cellspacing="4" cellpadding="0">'
-                     + "".join(rows) + "</table>>;")
+            rows.append((f'align="left" balign="left" bgcolor="{fill}" border="1" color="{tone}" cellpadding="6"',
+                         f'{text}<br align="left"/>'))
+        entries = self.legend_entries() if legend else []
+        if rankdir == "AUTO":
+            rankdir, width = self.choose([text for _, text in rows], entries)
+        else:
+            width = _graph_size(self, rankdir)[0]
+        cols = _legend_columns(entries, width) if entries else 1
+        heading = [f'<tr><td {attrs} colspan="{cols}">{text}</td></tr>' for attrs, text in rows]
+        heading += _legend_rows(entries, cols)
+        self.lines = ["digraph autodiff {"]
+        self.out(f'graph [rankdir={rankdir}, fontname="{FONT_FAMILY}", fontsize=12, nodesep=0.25, ranksep=0.35, '
+                 'bgcolor="white", pad=0.2, labeljust=l];')  # no newrank: 10-30x slower layouts with clusters
+        self.out(f'node [fontname="{FONT_FAMILY}", fontsize=11, margin="0.08,0.04", penwidth=1.3];')
+        self.out(f'edge [fontname="{FONT_FAMILY}", fontsize=9, arrowsize=0.7, color="{BLACK}", penwidth=1.2];')
+        if heading:  # one table: title, remarks, then the legend's boxes (all as wide as the widest row)
+            self.out('labelloc=t; labeljust=l; label=<<table border="0" cellborder="0" cellspacing="4" '
+                     'cellpadding="0">' + "".join(heading) + "</table>>;")
         # Group nodes: backward-pass clusters, then name-scope clusters inside.
         groups: dict = {}
         for n in m.nodes:
@@ -143,15 +197,30 @@ class _Writer:
             self.scoped(nodes, depth)
             if bw is not None:
                 self.out("}")
-        for e in m.edges:
-            self.edge(e)
+        for line in self.edges:
+            self.out(line)
         self.lines.append("}")
         return "\n".join(self.lines) + "\n"
 
+    def choose(self, rows, entries):
+        """``(rankdir, graph width)`` for ``rankdir="auto"``; see :func:`choose_rankdir`."""
+        head_w, head_h = _text_size("<br/>".join(rows), 12) if rows else (0.0, 0.0)
+        best = None
+        for direction in ("LR", "TB"):
+            w, h = _graph_size(self, direction)
+            lw, lh = _legend_size(entries, _legend_columns(entries, w)) if entries else (0.0, 0.0)
+            total_w, total_h = max(w, head_w, lw), h + head_h + lh
+            scale = min(SLIDE[0] / total_w, SLIDE[1] / total_h) if total_w and total_h else 1.0
+            if best is None or scale > best[0] * 1.05:  # top to bottom only when clearly larger
+                best = (scale, direction, w)
+        return best[1], best[2]
+
     def title(self) -> str:
-        parts = []
         tapes = self.m.tapes if self.m.selected_tape is None else [t for t in self.m.tapes
                                                                       if t.index == self.m.selected_tape]
+        if not self.full:
+            return self.quiet_title(tapes)
+        parts = []
         for t in tapes:
             bits = ["persistent" if t.persistent else "non-persistent"]
             if t.parent is not None:
@@ -165,7 +234,38 @@ class _Writer:
                 state = f' <font color="{VERMILLION}"><b>· spent: gradient() was called, the tape cannot be reused</b></font>'
             about = esc(", ".join(bits), L.TITLE_LIMIT, "end")
             parts.append(f"<b>tape T{t.index}</b> ({about}){state}")
-        return "<br align=\"left\"/>".join(parts)
+        return LEFT.join(parts)
+
+    def quiet_title(self, tapes) -> str:
+        """Classroom: what is special about the tapes, in grey sentences (nothing for one plain tape)."""
+        said = []
+        for t in tapes:
+            if t.persistent:
+                said.append(f"Tape T{t.index} is persistent.")
+            if t.parent is not None:
+                said.append(f"Tape T{t.index} was recorded inside tape T{t.parent}.")
+            if not t.watch_accessed_variables:
+                said.append(f"Tape T{t.index} watches only what tape.watch was given "
+                            "(watch_accessed_variables=False).")
+            if t.skipped_ops:
+                said.append(f"Tape T{t.index} did not record {t.skipped_ops} op{'s' if t.skipped_ops > 1 else ''} "
+                            "run under stop_recording.")
+        spent = [f"T{t.index}" for t in tapes if t.spent]
+        if spent:
+            who = (f"Tape {spent[0]} is" if len(spent) == 1
+                   else f"Tapes {', '.join(spent[:-1])} and {spent[-1]} are")
+            said.append(f"{who} spent: gradient() was called, and a non-persistent tape can be used only once.")
+        if not said:
+            return ""
+        lines, line = [], ""
+        for sentence in said:  # sentences side by side, a new line past the title's width
+            if line and len(line) + len(sentence) > L.TITLE_LIMIT:
+                lines.append(line)
+                line = ""
+            line = f"{line} {sentence}".strip()
+        lines.append(line)
+        text = LEFT.join(esc(x, L.TITLE_LIMIT, "end") for x in lines)
+        return f'<font point-size="10" color="{GREY}">{text}</font>'
 
     def scoped(self, nodes, depth):
         # Nested clusters following "a/b/c" scope paths.
@@ -183,7 +283,7 @@ class _Writer:
                 node = node.setdefault(part, {})
             node.setdefault(None, []).append(n)
         for n in loose:
-            self.node(n, depth)
+            self.out(self.nodes[n.id][0], depth)
         self._scope_tree(tree, depth, "")
 
     def _scope_tree(self, tree, depth, prefix):
@@ -197,15 +297,21 @@ class _Writer:
             self.out(f'label=<<i>{esc(name)}</i>>; style="rounded,filled"; fillcolor="#F7F7F7"; '
                      f'color="{DIM if dimmed else GREY}"; fontcolor="{DIM if dimmed else GREY}";', depth + 1)
             for n in sub.get(None, []):
-                self.node(n, depth + 1)
+                self.out(self.nodes[n.id][0], depth + 1)
             self._scope_tree(sub, depth + 1, path)
             self.out("}", depth)
 
     # -- nodes ------------------------------------------------------------------
-    def node(self, n: M.Node, depth):
+    def node_text(self, n: M.Node):
+        """``(DOT line, label)`` of a node; notes the legend entries it needs."""
         kind = n.kind
         if kind == M.VARIABLE and n.watched is None:
             kind = "variable_unwatched"
+        self.present.add(kind)
+        for flag, key in ((n.role, n.role), (n.on_path, "path"), (n.dimmed, "dimmed"), (n.grads, "grad"),
+                          (n.backward_of is not None, "backward"), (n.broken, "broken")):
+            if flag:
+                self.present.add(key)
         border, fill, style, shape = STYLES.get(kind, STYLES["op"])
         fontcolor = BLACK
         penwidth = 1.3
@@ -223,56 +329,80 @@ class _Writer:
         if n.dimmed and not n.broken:
             border, fontcolor = DIM, DIM
             fill = "#FFFFFF" if kind in ("op", "scope") else "#FAFAFA"
-        label = self.label(n, fontcolor)
+        label = self.label(n)
         attrs = [f"shape={shape}", f'style="{style}"', f'color="{border}"', f'fillcolor="{fill}"',
                  f'fontcolor="{fontcolor}"', f"penwidth={penwidth}", f"label=<{label}>",
                  f'tooltip="{L.for_dot_string(self.tooltip(n))}"']
         if peripheries != 1:
             attrs.append(f"peripheries={peripheries}")
-        self.out(f"n{n.id} [{', '.join(attrs)}];", depth)
+        return f"n{n.id} [{', '.join(attrs)}];", label
 
-    def label(self, n: M.Node, fontcolor) -> str:
+    def meta(self, n: M.Node) -> str:
+        """The shape line: everything in full detail; else the shape of non-scalars, the dtype where it matters."""
+        if self.full:
+            return fmt_shape(n.shape, n.dtype)
+        dtype = n.dtype if n.dtype and (len(self.dtypes) > 1 or not _floating(n.dtype)) else ""
+        return " ".join(t for t in (fmt_shape(n.shape) if n.shape else "", dtype) if t)
+
+    def label(self, n: M.Node) -> str:
         rows = []
         dim = n.dimmed and not n.broken
         sub = DIM if dim else GREY
+        small = f'<font point-size="9" color="{sub}">'
         if n.kind == M.SCOPE:
             rows.append(f"<b>{esc(n.label)}</b>")
             types = ", ".join(L.shorten(L.clean(t), 24) for t in n.op_types[:4])
             types = esc(types + (", …" if len(n.op_types) > 4 else ""), where="end")
-            shape = esc(fmt_shape(n.shape, n.dtype), L.TITLE_LIMIT)
-            rows.append(f'<font point-size="9" color="{sub}">{len(n.members)} ops: {types}</font>')
-            rows.append(f'<font point-size="9" color="{sub}">out {shape}</font>')
+            rows.append(f"{small}{len(n.members)} ops: {types}</font>")
+            meta = self.meta(n)
+            if meta:
+                rows.append(f"{small}out {esc(meta, L.TITLE_LIMIT)}</font>")
         elif n.kind == M.NUMPY:
-            rows.append(f'<b>left the package</b>')
-            rows.append(f'<font point-size="9">np.asarray: the tape stops here</font>')
+            rows.append('<b>left the package</b>')
+            rows.append('<font point-size="9">np.asarray: the tape stops here</font>')
         else:
-            title = esc(n.label)
-            if n.broken:
-                title = f"✗ {title}"
+            title = f"<b>{'✗ ' if n.broken else ''}{esc(n.label)}</b>"
+            if n.kind in (M.OP, M.SKIPPED) and n.op and n.op != n.label:  # the user's name, then the op
+                title += f'<font color="{sub}"> · {esc(n.op)}</font>'
             if n.kind == M.SKIPPED:
-                title = f"{title} <font point-size=\"9\">(skipped)</font>"
-            rows.append(f"<b>{title}</b>")
-            rows.append(f'<font point-size="9" color="{sub}">{esc(fmt_shape(n.shape, n.dtype), L.TITLE_LIMIT)}</font>')
+                title += ' <font point-size="9">(skipped)</font>'
+            rows.append(title)
+            meta = self.meta(n)
+            if meta:
+                rows.append(f"{small}{esc(meta, L.TITLE_LIMIT)}</font>")
         if self.values and n.value is not None and n.kind not in (M.NUMPY,):
-            rows.append(f"= {esc(fmt_value(n.value, self.digits), L.TITLE_LIMIT)}")
+            rows.append(_block("= ", self.value_lines(n.value)))
+        color = DIM if dim else VERMILLION
         for key, g in n.grads.items():
-            who = (f" T{key[0]}#{key[1]}" if self.many_calls else f" T{key[0]}") if self.many_grads else ""
-            color = DIM if dim else VERMILLION
-            rows.append(f'<font color="{color}">∂{who} {esc(fmt_value(g, self.digits), L.TITLE_LIMIT)}</font>')
+            who = f" {self.call_tag(key)}" if self.many_grads else ""
+            rows.append(_block(f"∂{who} ", self.value_lines(g), color))
+        if not n.grads and n.on_path and self.m.traced and n.kind not in (M.NUMPY,):
+            self.present.add("nograd")
+            rows.append(f'<font color="{GREY}"><i>∂ not computed yet</i></font>')
         tags = self.tags(n)
         if tags:
             rows.append(f'<font point-size="8" color="{sub}">{esc(" · ".join(tags), L.TITLE_LIMIT, "end")}</font>')
         for note in n.notes:
             if n.kind == M.SCOPE:
                 continue
-            color = DIM if dim else VERMILLION
             text = L.for_dot_html(note, L.LINE_LIMIT, max_lines=NOTE_LINES, wrap=True, where="end")
             rows.append(f'<font point-size="8" color="{color}">{text}</font>')
         rows = _within(rows, NODE_LABEL_BUDGET,
                        lambda k: f'<font point-size="8" color="{sub}">… {k} more rows</font>')
-        return "<br/>".join(rows)
+        return _TABLE + "".join(f'<tr><td{_LINES if "<br/>" in r else ""}>{r}</td></tr>' for r in rows) + "</table>"
+
+    def value_lines(self, s) -> list:
+        if self.full and not (s.complete and s.size <= FULL_ITEMS):  # the spread of a large array
+            return [esc(fmt_value(s, self.digits), L.TITLE_LIMIT)]
+        return [esc(line, L.TITLE_LIMIT) for line in fmt_lines(s, self.digits)]
+
+    def call_tag(self, key) -> str:
+        """``T1`` (tape T1's gradient call) or ``T1#2`` (its second call), as the legend explains."""
+        return f"T{key[0]}#{key[1]}" if self.many_calls else f"T{key[0]}"
 
     def tags(self, n: M.Node) -> list:
+        if not self.full:  # the border and the legend say how a leaf is watched
+            return ["trainable=False"] if n.kind == M.VARIABLE and n.watched is None and not n.trainable else []
         tags = []
         if n.role:
             tags.append(n.role)
@@ -292,13 +422,18 @@ class _Writer:
         return tags
 
     def tooltip(self, n: M.Node) -> str:
-        bits = [n.label, fmt_shape(n.shape, n.dtype)]
+        bits = [n.label]
+        if n.op and n.op != n.label:
+            bits.append(n.op)
+        bits.append(fmt_shape(n.shape, n.dtype))
+        if n.value is not None and n.value.size > 1:
+            bits.append(fmt_value(n.value, self.digits))
         if n.scope:
             bits.append(f"scope {n.scope}")
         return " | ".join(bits)
 
     # -- edges -------------------------------------------------------------------
-    def edge(self, e: M.Edge):
+    def edge_text(self, e: M.Edge) -> str:
         attrs = []
         color, width, style = BLACK, 1.2, "solid"
         if e.kind == "skipped":
@@ -314,67 +449,179 @@ class _Writer:
             attrs.append('label=<<font color="#D55E00"><b>✗ path breaks</b></font>>')
         elif e.count > 1:
             attrs.append(f'label="×{e.count}"')
-        elif self.values and e.grad is not None and e.on_path and e.grad.size <= 2:
-            attrs.append(f'label=<<font color="{VERMILLION}">∂ {esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
+        elif self.values and e.grad is not None and e.on_path and e.grad.size <= EDGE_LABEL_MAX:
+            self.edge_labels = True
+            key = next((k for k, g in e.grads.items() if g is e.grad), None)
+            who = f"{self.call_tag(key)} " if self.many_grads and key is not None else ""
+            attrs.append(f'label=<<font color="{VERMILLION}">∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
         attrs += [f'color="{color}"', f"penwidth={width}"]
         if style != "solid":
             attrs.append(f"style={style}")
-        self.out(f"n{e.src} -> n{e.dst} [{', '.join(attrs)}];")
+        return f"n{e.src} -> n{e.dst} [{', '.join(attrs)}];"
 
     # -- legend ------------------------------------------------------------------
-    def legend(self):
-        present = set()
-        for n in self.m.nodes:
-            k = n.kind
-            if k == M.VARIABLE:
-                k = "variable" if n.watched else "variable_unwatched"
-            present.add(k)
-            if n.role:
-                present.add(n.role)
-            if n.on_path:
-                present.add("path")
-            if n.dimmed:
-                present.add("dimmed")
-            if n.grads:
-                present.add("grad")
-            if n.backward_of is not None:
-                present.add("backward")
-            if n.broken:
-                present.add("broken")
+    def legend_entries(self) -> list:
+        """``(cell, text, wide)`` for the styles the picture uses (each a box drawn in that style with its
+        meaning inside), then the rows that explain the ``∂`` numbers (``wide``: across the legend)."""
+        present = self.present
+        target = [n.label for n in self.m.nodes if n.role == "target"]
+        of = f"the target {L.shorten(L.clean(target[0]), 24)}" if len(target) == 1 else "the target"
         entries = [
-            ("variable", TINT[BLUE], BLUE, "variable (watched)", ""),
-            ("variable_unwatched", "#FFFFFF", BLUE, "variable, not watched", "dashed"),
-            ("watched", TINT[GREEN], GREEN, "tensor passed to tape.watch", ""),
-            ("constant", LIGHT_GREY, GREY, "constant: not watched", "dashed"),
-            ("op", "#FFFFFF", BLACK, "op recorded on the tape", ""),
-            ("skipped", TINT[PURPLE], PURPLE, "op skipped (stop_recording)", "dashed"),
-            ("numpy", "#FFFFFF", VERMILLION, "left the package (NumPy)", "dashed"),
-            ("scope", "#EDEDED", GREY, "folded name scope", ""),
-            ("source", "#FFFFFF", BLUE, "source (double border)", ""),
-            ("target", "#FFFFFF", VERMILLION, "target (thick border)", ""),
-            ("path", "#FFFFFF", ORANGE, "on the path target → sources", ""),
-            ("dimmed", "#FFFFFF", DIM, "not on the path (dimmed)", ""),
-            ("backward", TINT[ORANGE], ORANGE, "backward pass recorded by an outer tape", "dashed"),
-            ("broken", TINT[VERMILLION], VERMILLION, f"✗ {self.mark_legend}", ""),
+            ("variable", TINT[BLUE], BLUE, "", 1, "variable, watched on read" if self.full else "variable (watched)"),
+            ("variable_unwatched", "#FFFFFF", BLUE, "dashed", 1, "variable the tape does not watch"),
+            ("watched", TINT[GREEN], GREEN, "", 1, "tensor passed to tape.watch"),
+            ("constant", LIGHT_GREY, GREY, "dashed", 1, "constant (not watched)"),
+            ("op", "#FFFFFF", BLACK, "rounded", 1, "op recorded on the tape"),
+            ("skipped", TINT[PURPLE], PURPLE, "rounded,dashed", 1, "op not recorded (stop_recording)"),
+            ("numpy", "#FFFFFF", VERMILLION, "dashed", 1, "left the package (NumPy)"),
+            ("scope", "#EDEDED", GREY, "", 1, "folded name scope"),
+            ("source", "#FFFFFF", BLUE, "double", 1, "source (double border)"),
+            ("target", "#FFFFFF", VERMILLION, "", 3, "target (thick border)"),
+            ("path", "#FFFFFF", ORANGE, "rounded", 2, "on the path target → sources"),
+            ("dimmed", "#FFFFFF", DIM, "rounded", 1, "not on that path"),
+            ("backward", TINT[ORANGE], ORANGE, "dashed", 1, "backward pass recorded by an outer tape"),
+            ("broken", TINT[VERMILLION], VERMILLION, "", 3, f"✗ {self.mark_legend}"),
         ]
-        cells = []
-        for key, fill, border, text, dash in entries:
-            if key not in present:
-                continue
-            mark = "┄┄" if dash else "██"
-            cells.append(f'<td bgcolor="{fill}" border="1" color="{border}"><font color="{border}" point-size="9">'
-                         f'{mark}</font></td><td align="left"><font point-size="10">{esc(text, L.TITLE_LIMIT, "end")}</font></td>')
+        out = []
+        for key, fill, border, style, width, text in entries:
+            if key in present:
+                text = esc(text, L.TITLE_LIMIT, "end")
+                out.append((_swatch(fill, border, style, width, text), text, False))
+        red = f'<font color="{VERMILLION}">'
         if "grad" in present:
-            cells.append(f'<td><font color="{VERMILLION}">∂</font></td><td align="left"><font point-size="10">'
-                         'gradient of the target w.r.t. this tensor'
-                         + ((" (Tk#n: tape Tk's n-th gradient call)" if self.many_calls else
-                             " (Tk: tape Tk's gradient call)") if self.many_grads else "") + '</font></td>')
-        if not cells:
-            return ""
-        per_row = 4
-        rows = ["<tr>" + "".join(cells[i:i + per_row]) + "</tr>" for i in range(0, len(cells), per_row)]
-        return ('<table border="0" cellborder="0" cellspacing="3" cellpadding="1">'
-                + "".join(rows) + "</table>")
+            out.append((f"{red}∂ 6.0</font> in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
+                        "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
+        if self.edge_labels:
+            text = "on an arrow: the gradient the backward pass sent back along it"
+            out.append((f"{red}∂ 3.0</font> {text}", f"∂ 3.0 {text}", True))
+        if self.many_grads:
+            tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if self.many_calls
+                         else ("T2", "computed by the gradient() call of tape T2"))
+            out.append((f"{red}∂ {tag}</font>: {text}", f"∂ {tag}: {text}", True))
+        if "nograd" in present:
+            text = "no gradient() call has reached this tensor yet (a gradient of 0 shows ∂ 0.0)"
+            out.append((f'<font color="{GREY}"><i>∂ not computed yet</i></font>: {text}', f"∂ not computed yet: {text}",
+                        True))
+        return out
+
+
+def _block(prefix, lines, color=None) -> str:
+    """``= 3.0`` on one line; a matrix one row per line, each line after an invisible copy of the
+    prefix, so the rows line up under the first (the cell aligns the lines on the left)."""
+    font = (f'<font color="{color}">', "</font>") if color else ("", "")
+    pad = f'<font color="transparent">{prefix}</font>'
+    body = "<br/>".join([prefix + lines[0]] + [pad + line for line in lines[1:]])
+    return f"{font[0]}{body}{font[1]}"
+
+
+def _swatch(fill, border, style, width, text) -> str:
+    """A legend cell: a box drawn as the nodes of one style are (fill, border, dashes, rounding, weight,
+    a double border), with what the style means inside."""
+    inner = f'<font point-size="10">{text}</font>'
+    if style == "double":
+        return (f'<td cellpadding="0"><table border="1" color="{border}" cellborder="1" cellspacing="1" '
+                f'cellpadding="2"><tr><td color="{border}" bgcolor="{fill}">{inner}</td></tr></table></td>')
+    st = f' style="{style}"' if style else ""
+    return f'<td border="{width}" color="{border}" bgcolor="{fill}"{st} cellpadding="3">{inner}</td>'
+
+
+def _legend_columns(entries, width) -> int:
+    """How many boxes side by side: as many as fit the graph's width (at least LEGEND_MIN_WIDTH), 1 to 4."""
+    boxes = [text for _, text, wide in entries if not wide]
+    if not boxes:
+        return 1
+    cell = max(_text_size(text, 10)[0] for text in boxes) + 18
+    return max(1, min(4, len(boxes), int(max(width, LEGEND_MIN_WIDTH) // cell)))
+
+
+def _legend_rows(entries, cols) -> list:
+    """The legend as rows of the picture's heading table (``cols`` columns wide)."""
+    boxes = [cell for cell, _, wide in entries if not wide]
+    wide = [cell for cell, _, w in entries if w]
+    rows = ["<tr>" + "".join(boxes[i:i + cols]) + "</tr>" for i in range(0, len(boxes), cols)]
+    rows += [f'<tr><td align="left" colspan="{cols}"><font point-size="10">{cell}</font></td></tr>' for cell in wide]
+    return rows
+
+
+def _legend_size(entries, cols):
+    boxes = [text for _, text, wide in entries if not wide]
+    wide = [text for _, text, w in entries if w]
+    cell = max((_text_size(text, 10)[0] for text in boxes), default=0.0) + 18
+    w = max([cell * cols] + [_text_size(text, 10)[0] for text in wide])
+    rows = -(-len(boxes) // cols) if boxes else 0
+    return w, rows * 24.0 + len(wide) * 17.0
+
+
+# ---------------------------------------------------------------------------
+# How large a picture comes out: enough to choose a direction, without Graphviz
+# ---------------------------------------------------------------------------
+_TAG = re.compile(r"<[^>]*>")
+_SIZE = re.compile(r'point-size="(\d+)"')
+_ROW = re.compile(r"<br[^>]*>|</tr>")
+CHAR_WIDTH = 0.55  # of the font size: DejaVu Sans' average advance on labels like these
+PAD = 0.2 * 72 * 2  # points: the pad around the drawing, as written into the DOT text
+SPREAD = 1.2  # dot lays a rank of boxes out about this much wider than the boxes themselves
+
+
+def _text_size(label: str, size: float = 11.0):
+    """Estimated ``(width, height)`` in points of an HTML-like label: one line per row or line break."""
+    w = h = 0.0
+    for line in _ROW.split(label):
+        text = html.unescape(_TAG.sub("", line)).strip()
+        if not text:
+            continue
+        found = _SIZE.findall(line)
+        pt = float(found[-1]) if found else size
+        w = max(w, len(text) * pt * CHAR_WIDTH)
+        h += pt * 1.25
+    return w, h
+
+
+def _graph_size(writer: _Writer, rankdir: str):
+    """Estimated ``(width, height)`` in points of the nodes and edges laid out in ``rankdir``.
+
+    Ranks as Graphviz forms them: the longest path from the leaves, with each
+    leaf moved next to its first consumer.  Calibrated on the tour's graphs:
+    within about 20% of what ``dot`` draws.
+    """
+    m = writer.m
+    if not m.nodes:
+        return 0.0, 0.0
+    sizes = {}
+    for n in m.nodes:
+        w, h = _text_size(writer.nodes[n.id][1])
+        sizes[n.id] = (max(54.0, w + 14), max(36.0, h + 8))
+    story = {"nodes": [{"id": n.id} for n in m.nodes], "edges": [{"from": e.src, "to": e.dst} for e in m.edges]}
+    rank = _layout._ranks(story)
+    has_input = {e.dst for e in m.edges}
+    for n in m.nodes:
+        after = [rank[e.dst] for e in m.edges if e.src == n.id]
+        if n.id not in has_input and after:
+            rank[n.id] = min(after) - 1
+    layers: dict = {}
+    for nid, r in rank.items():
+        layers.setdefault(r, []).append(sizes[nid])
+    gap = RANKSEP + (40.0 if writer.edge_labels else 0.0)
+    if rankdir in ("LR", "RL"):
+        width = sum(max(w for w, _ in layer) for layer in layers.values()) + gap * (len(layers) - 1)
+        height = max(sum(h for _, h in layer) + NODESEP * (len(layer) - 1) for layer in layers.values()) * SPREAD
+    else:
+        width = max(sum(w for w, _ in layer) + NODESEP * (len(layer) - 1) for layer in layers.values()) * SPREAD
+        height = sum(max(h for _, h in layer) for layer in layers.values()) + RANKSEP * (len(layers) - 1)
+    return width + PAD, height + PAD
+
+
+def choose_rankdir(model: M.GraphModel, legend: bool = True, detail: str = "classroom") -> str:
+    """The direction ``rankdir="auto"`` draws ``model`` in: ``"LR"`` or ``"TB"``.
+
+    Both layouts are estimated from the labels' text (no Graphviz run) and
+    each is fitted into a 16:9 slide, title and legend included; top to bottom
+    is chosen when it comes out clearly larger (by more than 5%), so long
+    chains such as a training step run down the page and short graphs stay
+    left to right.  A graph too large for a slide either way is still drawn:
+    at its own size in a file, scaled to the width of a notebook cell.
+    """
+    return re.search(r"rankdir=(\w+)", to_dot(model, legend=legend, detail=detail)).group(1)
 
 
 def _all_nodes(tree):

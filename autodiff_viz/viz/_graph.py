@@ -61,8 +61,9 @@ class Graph:
         return render(self.source, format)
 
     def svg(self) -> str:
+        """The SVG text; it scales down to the width of the page or notebook cell that shows it."""
         if self._svg is None:
-            self._svg = render(self.source, "svg").decode("utf-8")
+            self._svg = fit_width(render(self.source, "svg").decode("utf-8"))
         return self._svg
 
     def _repr_svg_(self):
@@ -113,9 +114,18 @@ class Graph:
         return path
 
 
+def fit_width(svg: str) -> str:
+    """Graphviz's SVG, made to shrink (never grow) to the width of what holds it, keeping its shape.
+
+    >>> fit_width('<svg width="700pt" height="90pt" viewBox="0 0 700 90">')
+    '<svg style="max-width:100%;height:auto" width="700pt" height="90pt" viewBox="0 0 700 90">'
+    """
+    return svg.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+
+
 def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune=None, gradient=-1,
-          rankdir: str = "LR", legend: bool = True, values: bool = True, digits: int = 4,
-          title: str | None = None, mark=None, names=None) -> Graph:
+          rankdir: str = "auto", legend: bool = True, values: bool = True, digits: int = 4,
+          title: str | None = None, mark=None, names=None, detail: str = "classroom") -> Graph:
     """Draw what a tape recorded.
 
     ``source``: a ``GradientTape``, a ``Trace`` (or a list of events), or a
@@ -128,8 +138,24 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     recorded.  ``collapse``: ``True`` folds every name scope (and Module) into
     one box; a list folds only those scopes.  ``mark``: tensors (or
     ``{tensor: note}``) to draw as where something goes wrong, in bold
-    vermillion with the note beside.  ``names``: labels to show,
-    ``{"loss": loss}``, as for ``animate``.
+    vermillion with the note beside.
+
+    ``names``: boxes carry the names your code gives the tensors (``y``,
+    ``loss``; an unnamed ``Variable`` too), found among the variables of the
+    code that calls ``graph`` (a cell, a script, a function: its locals, then
+    its module's globals); a ``Variable``'s own ``name=`` is kept.  Labels given
+    as ``names={"loss": loss}`` (as for ``animate``) come first;
+    ``names=False`` uses none of your names (ops are then named by their type,
+    watched tensors ``x, y, z``).
+
+    ``detail``: ``"classroom"`` (op, value and gradient; tensors of up to 12
+    values in full; a legend of only what is drawn) or ``"full"`` (shapes and
+    dtypes everywhere, how each leaf is watched, spreads of large arrays).
+    ``rankdir``: ``"auto"`` runs the graph left to right or top to bottom,
+    whichever fills a 16:9 slide larger; ``"LR"``, ``"TB"``, ``"RL"``, ``"BT"``
+    force one.  A graph too big for a slide is drawn at its own size; inline
+    its SVG shrinks to the width of the notebook cell (draw less with
+    ``collapse=True`` or ``target=``/``sources=``).
 
     >>> import autodiff_viz as ad
     >>> x = ad.Variable(3.0, name="x")
@@ -138,18 +164,22 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     >>> g = ad.viz.graph(t)
     >>> g.source.count("-> n1")  # x*x: two edges into Mul
     2
+    >>> [n.label for n in g.model.nodes]  # x's own name, y from this code's variables
+    ['x', 'y']
     """
     found = _source.events_of(source, tape)
     target_ids = _source.ids(target)
     source_ids = _source.ids(sources)
     if prune is None:
         prune = target is not None and sources is not None
+    labels = {} if names is False else _source.caller_names(_source.tensor_ids(found.events))
+    labels.update(_source.name_map(names or None))
     model = _model.build(found.events, tape=found.tape, target=target_ids, sources=source_ids, gradient=gradient,
-                         prune=prune, collapse=collapse, names=_source.name_map(names), traced=found.traced)
+                         prune=prune, collapse=collapse, names=labels, traced=found.traced)
     if mark is not None:
         _mark(model, mark)
     return Graph(model, _dot.to_dot(model, rankdir=rankdir, legend=legend, values=values, digits=digits,
-                                    title=title))
+                                    title=title, detail=detail))
 
 
 def _mark(model, mark):

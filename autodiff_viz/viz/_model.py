@@ -324,12 +324,12 @@ class _Builder:
                     src = self.by_raw_tensor.get(e.tensor) or self.leaf(e.tensor, value=e.value)
                     sink = self.new_node(kind=NUMPY, label="NumPy", shape=src.shape, dtype=src.dtype,
                                          scope=src.scope, backward_of=src.backward_of)
-                    src.notes.append(f"left the package through {e.how}")
+                    src.notes.append(f"It left the package through {e.how}, so the tape cannot follow it further.")
                     self.edges.append(Edge(src.id, sink.id, 0, kind="leave"))
             elif isinstance(e, ev.State):
                 if self.keep(e):
                     node = self.by_raw_tensor.get(e.variable) or self.leaf(e.variable, value=e.value, name=e.name)
-                    note = f"{e.how} on the tape: its earlier history is not recorded"
+                    note = f"{e.how} changed it on the tape, so its earlier history is not recorded."
                     if note not in node.notes:
                         node.notes.append(note)
             elif isinstance(e, ev.GradientBegin):
@@ -400,7 +400,7 @@ class _Builder:
         node = self.new_node(kind=SKIPPED, label=e.op_type, op=e.op_type, tensor=self.tnum(e.output),
                              shape=tuple(e.shape),
                              dtype=e.dtype, value=e.value, scope=e.scope, _raw=e.output)
-        node.notes.append(f"not recorded: ran under {e.reason}")
+        node.notes.append(f"Not recorded: it ran under {e.reason}.")
         self.by_raw_tensor[e.output] = node
         t.skipped_ops += 1
         for i, src in enumerate(ins):
@@ -646,11 +646,11 @@ def _collapse(model: GraphModel, collapse):
         if box is None:
             box = boxes[key] = Node(id=n.id, kind=SCOPE, label=fold.split("/")[-1], scope=fold.rsplit("/", 1)[0]
                                     if "/" in fold else "", backward_of=n.backward_of)
-            box.notes.append(f"scope {fold}")
+            box.notes.append(f"This box folds the ops of name scope {fold}.")
             new_nodes.append(box)
         box.members = box.members + (n.id,)
-        if n.label not in box.op_types:
-            box.op_types = box.op_types + (n.label,)
+        if (n.op or n.label) not in box.op_types:  # the op's type, also where the user named its output
+            box.op_types = box.op_types + (n.op or n.label,)
         box.tapes = tuple(dict.fromkeys(box.tapes + n.tapes))
         box.on_path = box.on_path or n.on_path
         box.role = box.role or n.role

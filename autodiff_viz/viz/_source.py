@@ -164,6 +164,114 @@ def name_map(names) -> dict:
     return out
 
 
+# ---------------------------------------------------------------------------
+# The user's own names for tensors
+# ---------------------------------------------------------------------------
+DEFAULT_VARIABLE_NAME = "Variable:0"  # what a Variable is called when it is given no name=
+
+
+def tensor_ids(events) -> set:
+    """Every tensor id the events mention (op inputs and outputs, watched, left, changed)."""
+    out: set = set()
+    for e in events:
+        for field in ("inputs", "output", "tensor", "variable"):
+            v = getattr(e, field, None)
+            if isinstance(v, tuple):
+                out.update(v)
+            elif isinstance(v, int):
+                out.add(v)
+    return out
+
+
+def names_in(namespaces, ids=None) -> dict:
+    """``{event tensor id: name}`` for the tensors that the namespaces (dicts, nearest first) hold.
+
+    Only tensors whose id is in ``ids`` (all when ``None``); names that start
+    with ``_`` are skipped (IPython's ``_``, ``_1``...); a tensor held by several
+    names gets the shortest one of the nearest namespace; a variable keeps the
+    ``name=`` it was given (only an unnamed ``Variable`` takes its Python name).
+
+    >>> import autodiff_viz as ad
+    >>> w, v, c = ad.Variable(1.0), ad.Variable(1.0, name="bias"), ad.constant(2.0)
+    >>> found = names_in([{"weights": w, "w": w, "v": v, "_": c}])
+    >>> sorted(found.values())
+    ['w']
+    """
+    out: dict = {}
+    for space in namespaces:
+        mine: dict = {}
+        for name, value in list(space.items()):
+            if not isinstance(name, str) or name.startswith("_") or not rec.is_tensor(value):
+                continue
+            tid = rec.tensor_id(value)
+            if tid in out or (ids is not None and tid not in ids):
+                continue
+            own = rec.variable_name(value)
+            if own is not None and own != DEFAULT_VARIABLE_NAME:
+                continue
+            if tid not in mine or len(name) < len(mine[tid]):
+                mine[tid] = name
+        out.update(mine)
+    return out
+
+
+def caller_names(ids) -> dict:
+    """The names that the code drawing a picture gives the tensors in ``ids`` (see :func:`names_in`).
+
+    Frames are told apart by their source file.  Searched: the first frame
+    whose code is not in this package (the user's cell, script, function or
+    doctest: its locals, then its module's globals), then the package's own
+    frames between it and the view (its examples, such as the tour), nearest
+    first; frames of the views themselves (``autodiff_viz/viz``) are passed over.
+    """
+    import inspect  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    views = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(views)
+    frame = inspect.currentframe()
+    inner, user = [], None
+    try:
+        f = frame.f_back if frame is not None else None
+        while f is not None:
+            path = f.f_code.co_filename  # "<doctest ...>", "<stdin>", a cell's name: outside the package
+            path = path if path.startswith("<") else os.path.abspath(path)
+            if not path.startswith(package + os.sep):
+                user = f
+                break
+            if not path.startswith(views + os.sep):
+                inner.append(f)
+            f = f.f_back
+        spaces = []
+        for f in ([user] if user is not None else []) + inner:
+            spaces.append(_locals_of(f))
+            spaces.append(f.f_globals)
+        return names_in(spaces, ids)
+    finally:
+        del frame, f, inner, user
+
+
+def _locals_of(frame) -> dict:
+    """A copy of a frame's local variables that keeps nothing alive after the picture is drawn.
+
+    Before Python 3.13 reading a function's ``f_locals`` leaves a snapshot of
+    its variables on the frame until the function returns; emptying it lets a
+    tape or trace the function deletes afterwards be freed.  The snapshot is
+    rebuilt whenever ``locals()`` or a debugger reads it again, and it is never
+    written back without being rebuilt first, so emptying it changes no variable.
+    """
+    import inspect  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    snapshot = frame.f_locals
+    if snapshot is frame.f_globals:
+        return {}
+    copy = dict(snapshot)
+    if sys.version_info < (3, 13) and frame.f_code.co_flags & inspect.CO_OPTIMIZED and type(snapshot) is dict:
+        snapshot.clear()
+    return copy
+
+
 def tensor_info(t) -> dict:
     return rec.tensor_info(t)
 

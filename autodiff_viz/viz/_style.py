@@ -9,7 +9,7 @@ browser widgets receive them as data (:func:`css_variables` and
 >>> from autodiff_viz.events import summarize
 >>> import numpy as np
 >>> fmt_value(summarize(np.array([1.0, 2.0]))), fmt_short(summarize(np.zeros((2, 3))))
-('[1.0, 2.0]', '2×3 μ 0.0')
+('[1.0, 2.0]', '2×3, mean 0.0')
 """
 from __future__ import annotations
 
@@ -36,7 +36,12 @@ ROLE_COLOUR = {
     "skipped": "purple",     # ran under stop_recording
 }
 CURVE_COLOURS = [PALETTE[c] for c in ("blue", "vermillion", "green", "purple", "orange", "sky")]
-FONT = "Helvetica"  # the graphs' font name (Graphviz maps it to an installed sans-serif)
+# The graphs' font: installed with Graphviz by the set-up (fonts-dejavu-core), so Graphviz measures
+# text with the font the browser then draws.  FONT_FAMILY goes into DOT (fontconfig reads the list)
+# and so into the SVG's font-family; Verdana has close metrics where DejaVu Sans is missing.
+FONT = "DejaVu Sans"
+FONT_FAMILY = f"{FONT},Verdana,sans-serif"
+FULL_ITEMS = 12  # a tensor of up to this many values is shown whole in a graph's box
 
 
 def colour(role: str) -> str:
@@ -130,14 +135,76 @@ def fmt_full(s, digits: int = 6) -> str:
 
 
 def fmt_short(s) -> str:
-    """A value as a box shows it (it must fit): ``3.0``, ``[1.0, 2.0]``, ``2×3 μ 0.12``."""
+    """A value as a small box shows it (it must fit): ``3.0``, ``[1.0, 2.0]``, ``2×3, mean 0.12``."""
     if s is None:
         return ""
     if s.size == 0:
         return "[]"
     if s.complete and s.size <= 2:
         return fmt_value(s, digits=4 if s.size == 1 else 3)
-    return "×".join(str(d) for d in s.shape) + f" μ {fmt_number(s.mean, 3)}"
+    return "×".join(str(d) for d in s.shape) + f", mean {fmt_number(s.mean, 3)}"
+
+
+def fmt_lines(s, digits: int = 4, max_items: int = FULL_ITEMS, width: int = 40) -> list:
+    """A value as a graph's box shows it, line by line: a small tensor whole (a matrix one row per
+    line, as NumPy prints it; a column across, wrapped at ``width`` characters), a larger one in
+    words (``2×8 values, mean 0.0116``).
+
+    >>> from autodiff_viz.events import summarize
+    >>> import numpy as np
+    >>> fmt_lines(summarize(np.arange(6.0).reshape(2, 3)))
+    ['[[0.0, 1.0, 2.0],', ' [3.0, 4.0, 5.0]]']
+    >>> fmt_lines(summarize(np.ones((4, 4)))), fmt_lines(summarize(np.float32(2.5)))
+    (['4×4 values, mean 1.0'], ['2.5'])
+    >>> fmt_lines(summarize(np.arange(4.0).reshape(4, 1)))  # a column is written across
+    ['[[0.0], [1.0], [2.0], [3.0]]']
+    """
+    if s is None:
+        return []
+    if s.size == 0 or s.size == 1 or not s.complete or s.size > max_items:
+        return [fmt_value(s, digits, max_items=1)]
+    values = s.array()
+    if values.ndim == 1:
+        return _wrapped("[", [_nested(v, digits, s.dtype) for v in values.tolist()], "]", width)
+    if values.shape[-1] == 1 and values.ndim == 2:  # a column: its rows side by side, wrapped
+        return _wrapped("[", [f"[{_nested(v, digits, s.dtype)}]" for v in values[:, 0].tolist()], "]", width)
+    rows = values.reshape(-1, values.shape[-1])
+    lead = values.shape[:-1]
+    lines = []
+    for r, row in enumerate(rows.tolist()):
+        index = _unravel(r, lead)
+        opens = 1 + _run(index, [0] * len(lead))
+        closes = 1 + _run(index, [d - 1 for d in lead])
+        text = " " * (values.ndim - opens) + "[" * opens + ", ".join(_nested(v, digits, s.dtype) for v in row)
+        lines.append(text + "]" * closes + ("," if r < len(rows) - 1 else ""))
+    return lines
+
+
+def _unravel(r, shape):
+    index = []
+    for d in reversed(shape):
+        index.append(r % d)
+        r //= d
+    return index[::-1]
+
+
+def _run(index, edge):
+    """How many trailing entries of ``index`` equal ``edge`` (the rows that open or close a bracket)."""
+    k = 0
+    while k < len(index) and index[-1 - k] == edge[-1 - k]:
+        k += 1
+    return k
+
+
+def _wrapped(open_, items, close, width):
+    lines, line = [], open_
+    for i, item in enumerate(items):
+        piece = item + (", " if i < len(items) - 1 else close)
+        if len(line) + len(piece.rstrip()) > width and line.strip(open_ + " "):
+            lines.append(line.rstrip())
+            line = " " * len(open_)
+        line += piece
+    return lines + [line]
 
 
 def scalar(s):
@@ -154,6 +221,7 @@ def css_variables() -> str:
     names.update({f"--adv-tint-{k}": v for k, v in TINT.items()})
     names.update({f"--adv-{role}": colour(role) for role in ROLE_COLOUR})
     names["--adv-grey"] = GREY
+    names["--adv-font"] = FONT_FAMILY
     return ".adv { " + " ".join(f"{k}: {v};" for k, v in names.items()) + " }\n"
 
 
