@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from .. import events as ev
 from . import _labels as L, _model as M
-from ._style import fmt_number, fmt_short, fmt_value, scalar
+from ._style import fmt_number, fmt_shape, fmt_short, fmt_value, scalar
 
 _LETTERS = "abcdefgh"  # operand slots in a rule's formula (the primitive table writes them so)
 
@@ -325,7 +325,30 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
             lines.append(f"   sent {fmt_value(g)} → {label_of(tid)}")
         else:
             lines.append(f"sent {fmt_value(g)} → {label_of(tid)}")
+        shape = tuple(op.in_shapes[i]) if i < len(op.in_shapes) else None
+        axes = _summed_axes(shape, tuple(up.shape)) if shape is not None and up is not None else ()
+        if axes and tuple(g.shape) == shape:
+            where = f"axis {axes[0]}" if len(axes) == 1 else "axes " + ", ".join(str(a) for a in axes)
+            lines.append(f"{label_of(tid)} has shape {fmt_shape(shape)} and the upstream gradient "
+                         f"{fmt_shape(tuple(up.shape))}: the tape sums over {where} to give the gradient of "
+                         f"{label_of(tid)}.")
     return lines, numbers
+
+
+def _summed_axes(shape: tuple, upstream: tuple) -> tuple:
+    """The axes of ``upstream`` that broadcasting stretched ``shape`` along (summed back for its gradient).
+
+    Empty when ``shape`` does not broadcast to ``upstream`` (a matmul, a reduction): nothing was stretched.
+
+    >>> _summed_axes((3,), (2, 3)), _summed_axes((2, 1), (2, 4)), _summed_axes((2, 3), (3,))
+    ((0,), (1,), ())
+    """
+    if shape == upstream or len(shape) > len(upstream):
+        return ()
+    padded = (1,) * (len(upstream) - len(shape)) + shape
+    if any(s not in (1, u) for s, u in zip(padded, upstream)):
+        return ()
+    return tuple(k for k, (s, u) in enumerate(zip(padded, upstream)) if s == 1 and u != 1)
 
 
 # ---------------------------------------------------------------------------
