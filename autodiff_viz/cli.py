@@ -10,7 +10,8 @@
 The script runs in a child process under ``ad.trace()``, with a time limit
 (``--timeout``) and a memory limit (``--memory-limit``).  The child hands the
 trace back as JSON, which this process loads with ``Trace.from_json`` (so a
-script cannot hand over anything but events) and draws.  The child's standard
+script cannot hand over anything but events) and draws, with the names the
+script's module variables give its tensors (``loss``, ``w``) on the boxes.  The child's standard
 input is empty (``input()`` sees the end of the file), so that it can run in
 a process group of its own, which a timeout kills whole.
 
@@ -52,6 +53,9 @@ MAX_EVENTS = 100_000
 # The largest trace file this process reads back (well above MAX_EVENTS events).
 MAX_TRACE_BYTES = 256 * 2 ** 20
 MAX_FPS = 100  # a GIF frame lasts at least 1/100 s
+# The script's own names for its tensors (its module variables) come back beside the trace.
+MAX_NAMES = 10_000
+MAX_NAMES_BYTES = 4 * 2 ** 20
 
 _RECORD = "_record"  # the child's private command (see _record_main)
 # How the child starts: import this copy of the package (whatever the current directory), then record.
@@ -203,9 +207,10 @@ def _record_main(argv) -> int:
         sys.argv = [str(script), *script_args]
         old_soft = _limit_memory(mib)
         failed = None
+        namespace: dict = {}
         with trace(max_events=MAX_EVENTS) as tr:
             try:
-                runpy.run_path(str(script), run_name="__main__")
+                namespace = runpy.run_path(str(script), run_name="__main__")
             except SystemExit as e:  # sys.exit() or sys.exit(0) ends the script normally
                 if e.code not in (None, 0):
                     failed = e
@@ -213,6 +218,7 @@ def _record_main(argv) -> int:
                 failed = e
         if failed is None:
             (outdir / "trace.json").write_text(tr.to_json(), encoding="utf-8")
+            _write_json(outdir / "names.json", _script_names(namespace))
             status = {"code": 0, "dropped": tr.dropped}
         else:
             del tr
@@ -233,6 +239,32 @@ def _record_main(argv) -> int:
             pass
         _write_json(outdir / "status.json", status)
     return 0
+
+
+def _script_names(namespace) -> dict:
+    """``{tensor id: name}`` for the tensors the script's module variables hold (as ``graph()`` finds them)."""
+    from .viz._source import names_in
+
+    try:
+        found = names_in([namespace])
+    except Exception:  # noqa: BLE001 - a script's odd objects never stop the drawing; it is drawn unnamed
+        return {}
+    return {str(k): v for k, v in list(found.items())[:MAX_NAMES]}
+
+
+def _read_names(path) -> dict:
+    """The child's names, checked: ``{int id: str}``, at most MAX_NAMES, each cut to a label's length."""
+    from .viz import _labels
+
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(MAX_NAMES_BYTES))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {int(k): _labels.shorten(v, _labels.TOOLTIP_LIMIT) for k, v in list(data.items())[:MAX_NAMES]
+            if isinstance(k, str) and k.isdigit() and len(k) < 20 and isinstance(v, str)}
 
 
 def _limit_text(mib):
@@ -340,6 +372,7 @@ def _run_script(args):
             tr = Trace.load(path, max_chars=MAX_TRACE_BYTES)
         except (OSError, TraceFormatError) as e:
             _fail(f"could not read the trace of {script}: {e}", 1)
+        names = _read_names(tmp / "names.json")
         dropped = status.get("dropped")
         if type(dropped) is int and dropped > 0:
             print(f"autodiff-viz: note: the trace kept the first {MAX_EVENTS:,} events of {script}; "
@@ -349,7 +382,7 @@ def _run_script(args):
         _fail("the script recorded nothing on a GradientTape", 1)
     if args.tape is not None and not 1 <= args.tape <= len(tapes):
         _fail(f"--tape {args.tape}: the script used {len(tapes)} tape(s), T1..T{len(tapes)}", 2)
-    return script, tr, tapes
+    return script, tr, tapes, names
 
 
 def _check_output(out: pathlib.Path, several=False):
@@ -374,7 +407,7 @@ def _graph_command(args) -> int:
     if fmt not in FORMATS:
         _fail(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})", 2)
     _check_output(out)
-    script, tr, tapes = _run_script(args)
+    script, tr, tapes, names = _run_script(args)
     if args.tape is not None:
         chosen = [args.tape]
     elif args.all_in_one:
@@ -383,7 +416,7 @@ def _graph_command(args) -> int:
         chosen = list(range(1, len(tapes) + 1))
     stem = out.with_suffix("")
     for number in chosen:
-        g = viz.graph(tr, tape=number, collapse=args.collapse or False)
+        g = viz.graph(tr, tape=number, collapse=args.collapse or False, names=names or False)
         path = out if len(chosen) == 1 else pathlib.Path(f"{stem}-T{number}.{fmt}")
         path = path.with_suffix("." + fmt)
         g.save(path, format=fmt)
@@ -400,12 +433,12 @@ def _animate_command(args) -> int:
     if fmt not in MOVIES:
         _fail(f"unknown animation format {fmt!r}: name the output .gif, .html or .mp4", 2)
     _check_output(out)
-    script, tr, tapes = _run_script(args)
+    script, tr, tapes, names = _run_script(args)
     source = tr
     if args.tape is not None:  # that tape's events only: its forward ops and its backward pass
         raw = tapes[args.tape - 1]
         source = events.Trace([e for e in tr.events if e.tape == raw])
-    anim = viz.animate(source, title=args.title, rankdir=args.rankdir)
+    anim = viz.animate(source, title=args.title, rankdir=args.rankdir, names=names or None)
     print(anim.save(out, fps=args.fps))
     return 0
 
