@@ -54,7 +54,8 @@ def matmul_toy():
 
 def _mlp_step(collapse):
     ad.random.set_seed(0)
-    layers = [ad.keras.layers.Dense(8, activation="relu"), ad.keras.layers.Dense(1)]
+    # named, so both pictures show the same scopes (unnamed layers count up: dense, dense_1, dense_2...)
+    layers = [ad.keras.layers.Dense(8, activation="relu", name="hidden"), ad.keras.layers.Dense(1, name="output")]
     x = ad.constant(np.linspace(-1, 1, 12, dtype=np.float32).reshape(6, 2))
     y = ad.constant(np.linspace(0, 1, 6, dtype=np.float32).reshape(6, 1))
     with ad.trace() as tr:
