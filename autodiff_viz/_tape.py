@@ -219,7 +219,12 @@ class GradientTape:
         # counts if the tape watches it, or if it is itself a target.
         target_ids = {t._id for t in targets}
         reach = {i for i in source_ids if i in self._live or i in target_ids}
+        # A record without a gradient (stop_gradient, comparisons...) does not pass
+        # reachability on: rules downstream of it never run (as in TF).
+        not_differentiable = _registry.NOT_DIFFERENTIABLE
         for rec in records:
+            if rec[PRIM].grad is not_differentiable and rec[RULE] is None:
+                continue
             for i in rec[IN_IDS]:
                 if i in reach:
                     reach.add(rec[OUT_ID])
@@ -233,7 +238,7 @@ class GradientTape:
             seed = og if og is not None else _ones_like(t)
             _accumulate(grads, counts, t._id, seed, self, None, emitting)
         step = 0
-        missing, not_differentiable = _registry._MISSING, _registry.NOT_DIFFERENTIABLE
+        missing = _registry._MISSING
         add = _ops.add
         for k in range(n - 1, -1, -1):
             rec = records[k]

@@ -633,3 +633,22 @@ def test_argmax_and_unstack_validate_their_axis():
     for f in (lambda: ad.argmax(x, axis=2), lambda: ad.unstack(x, axis=-3)):
         with pytest.raises(ad.InvalidArgumentError, match="out of range"):
             f()
+
+
+def test_stop_gradient_hides_downstream_ops():
+    # As TF's backprop_test: an op that depends on a source only through stop_gradient is not on any
+    # path to the source, so its gradient rule never runs (this one would raise).
+    ran = []
+
+    @ad.custom_gradient
+    def downstream(a):
+        def grad_fn(upstream):
+            ran.append(upstream)
+            raise AssertionError("this rule is downstream of stop_gradient and must not run")
+        return a * 1.0, grad_fn
+
+    x = ad.constant(2.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x + downstream(ad.stop_gradient(x))
+    assert float(tape.gradient(y, x)) == 4.0 and ran == []
