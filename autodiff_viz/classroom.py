@@ -555,6 +555,7 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
         return _failed_run(run.error, what, show, watcher.node if watcher is not None else None)
     if watcher is not None and watcher.unsummed is not None:
         return _unsummed(watcher, op_type, show)
+    labels = show["names"]
 
     # Which tensors depend on the inputs: only their gradients are sent.
     reach = {x._id for x in xs}
@@ -580,7 +581,7 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
             out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
             conv = [None if c is None else _unbroadcast(c.numpy() if isinstance(c, Tensor) else c, a.shape)
                     for c, a in zip(out, in_arrays)]
-        who = input_names or _input_names(len(ins))
+        who = [labels.get(t._id, n) for t, n in zip(ins, input_names or _input_names(len(ins)))]
         verdicts = []
         for i, t in enumerate(ins):
             if t._id not in reach or not t.dtype.is_floating:
@@ -596,7 +597,7 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
             divergence = Divergence(step, node.id, node.out_id, node.type, name, bad, g, v["got"], v["expected"],
                                     input_name=who[bad] if bad < len(who) else f"input {bad}", point=where,
                                     why=v["why"])
-            divergence.hint = _hint(divergence, verdicts, g, where, names, arrays)
+            divergence.hint = _hint(divergence, verdicts, g, where, names, arrays, who)
             break
 
     if checked == 0:
@@ -666,7 +667,7 @@ def _judge(reference, node, arrays, i, upstream, got, conv, rtol, atol) -> dict:
     return {"ok": ok, "got": got, "expected": expected, "kink": kink, "why": why if not ok and np.any(kink) else ""}
 
 
-def _hint(d, verdicts, upstream, where, names, arrays) -> str:
+def _hint(d, verdicts, upstream, where, names, arrays, who) -> str:
     """One sentence naming a common mistake, when the numbers show it."""
     got, exp = d.got, d.expected
     at = "" if where == "the given inputs" else f" at {_point_words(where, names, arrays)}"
@@ -696,8 +697,7 @@ def _hint(d, verdicts, upstream, where, names, arrays) -> str:
         for j in others:
             v = verdicts[j]
             if close(got, v["expected"]) and close(v["got"], exp):
-                names_ = (d.input_name, _input_names(len(verdicts))[j])
-                return (f"The gradients of {names_[0]} and {names_[1]} are swapped: return them in the order "
+                return (f"The gradients of {d.input_name} and {who[j]} are swapped: return them in the order "
                         "of op.inputs.")
     return ""
 
@@ -774,7 +774,7 @@ def _your_frame(e):
 
 def _unsummed(watcher, op_type, show) -> CheckResult:
     op, i, got, want = watcher.unsummed
-    name = _input_names(len(op.inputs))[i]
+    name = show["names"].get(op.in_ids[i], _input_names(len(op.inputs))[i])
     axes = _broadcast_axes(got, want)
     keep = any(a >= len(got) - len(want) for a in axes)
     how = (f"ad.reduce_sum(g, axis={axes[0] if len(axes) == 1 else list(axes)}"

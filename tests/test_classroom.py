@@ -66,7 +66,7 @@ def test_wrong_rule_fails_naming_the_node_where_numbers_diverge():
     r = classroom.check_rule("Sin", sin_rule_wrong, lambda x: ad.sin(ad.sin(x)) * x, X)
     assert not r.passed and not bool(r)
     d = r.divergence
-    assert (d.op_type, d.step, d.input_index, d.input_name) == ("Sin", 2, 0, "a")
+    assert (d.op_type, d.step, d.input_index, d.input_name) == ("Sin", 2, 0, "a")  # an intermediate: the formula's name
     # The upstream gradient it got is right (Mul's rule is built in): the rule's output is what differs.
     inner = np.sin(X)
     np.testing.assert_allclose(d.expected, d.upstream * np.cos(inner), rtol=1e-6)
@@ -303,7 +303,7 @@ def test_exact_shapes_mode_makes_the_rule_sum_over_broadcast_dimensions():
     assert classroom.check_rule("Mul", mul_unsummed, f, [x, w]).passed   # the tape sums for you by default
     r = classroom.check_rule("Mul", mul_unsummed, f, [x, w], exact_shapes=True)
     assert not r.passed and r.marked_label == "Mul"
-    assert r.message == ("The rule for Mul sent a gradient of shape (2, 3) to b, whose shape is (3,). b was "
+    assert r.message == ("The rule for Mul sent a gradient of shape (2, 3) to w, whose shape is (3,). w was "
                          "broadcast (copied) along axis 0 to make the output, so its gradient is the sum over the "
                          "copies: ad.reduce_sum(g, axis=0). In this exercise the tape does not sum for you.")
     ok = classroom.check_rule("Mul", mul_summed, f, [x, w], exact_shapes=True)

@@ -6,11 +6,14 @@ They are stored without outputs and paired with jupytext percent scripts
 """
 from __future__ import annotations
 
+import html
 import os
 import pathlib
+import re
 import shutil
 import sys
 import tempfile
+import textwrap
 
 import pytest
 
@@ -118,3 +121,58 @@ def test_exercises_are_generated_from_the_solutions():
     assert make_exercises.main(check=True) == 0
     sample = "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n"
     assert make_exercises.exercise_text(sample) == 'def f():\n    raise NotImplementedError("TODO: your answer here")\n'
+
+
+# Wrong answers a student tries first, one per mistake the checker names: (solution, which solution block,
+# the wrong code, words the verdict must show).  Each runs through the exercise's own cells.
+WRONG_ANSWERS = [
+    ("ex1_write_a_rule", 0, "return 1.0 - op.outputs[0] ** 2", "multiply by the upstream gradient `grad`"),
+    ("ex1_write_a_rule", 0, "y = op.output[0]\nreturn grad * (1.0 - y * y)",
+     "raised AttributeError: no attribute 'output', in tanh_rule, line 2: y = op.output[0]"),
+    ("ex1_write_a_rule", 0, "y = op.outputs[0]\nreturn grad * (y * y - 1.0)", "the wrong sign"),
+    ("ex1_write_a_rule", 1, "half = 0.5 * ad.cast(ad.equal(a, b), grad.dtype)\n"
+     "share = ad.cast(ad.greater(a, b), grad.dtype) + half\nreturn grad * share, grad * (1.0 - share)",
+     "but not at a = b = [0.5, -1.0, 2.0] (a tie)"),
+    ("ex1_write_a_rule", 1, "a_wins = ad.greater_equal(a, b)\nzeros = ad.zeros_like(grad)\n"
+     "return ad.where(a_wins, zeros, grad), ad.where(a_wins, grad, zeros)", "The gradients of a and b are swapped: return them in the order of op.inputs"),
+    ("ex1_write_a_rule", 1, "return ad.where(ad.greater_equal(a, b), grad, ad.zeros_like(grad))",
+     "returned 1 gradient, but Maximum has 2 inputs (a, b)"),
+    ("ex1_write_a_rule", 2, "return g", "its gradient is the sum over the copies: ad.reduce_sum(g, axis=0)"),
+    ("ex2_custom_gradient", 0, "return upstream * x / n", "Your rule returns nan at x = 0"),
+    ("ex3_predict_the_gradient", 1, "prediction = [2.0, 4.0]", "For x you predicted 2 numbers, but x has 3 elements"),
+    ("ex3_predict_the_gradient", 1, "prediction = np.array([[2.0], [4.0], [-6.0]])",
+     "Your prediction for x has shape (3, 1); a gradient has the shape of its input, (3,)"),
+    ("ex3_predict_the_gradient", 2, "prediction = [3.0, 2.0, None]", "variable 'b' was created with trainable=False"),
+    ("ex3_predict_the_gradient", 2, "prediction = [3.0, None, 8.0]", "the constant marked on the graph moves with it"),
+]
+
+
+def _with_wrong_answer(text: str, block: int, code: str) -> str:
+    """The solution script with its ``block``-th solution replaced by ``code`` (at the block's indentation)."""
+    sys.path.insert(0, str(NB))
+    try:
+        import make_exercises
+    finally:
+        sys.path.remove(str(NB))
+    match = list(make_exercises.BLOCK.finditer(text))[block]
+    return text[:match.start()] + textwrap.indent(code + "\n", match["indent"]) + text[match.end():]
+
+
+@pytest.mark.parametrize("name, block, code, words", WRONG_ANSWERS,
+                         ids=[f"{w[0][:3]}-{i}" for i, w in enumerate(WRONG_ANSWERS)])
+def test_a_wrong_answer_shows_the_marked_graph_and_names_the_mistake(name, block, code, words, tmp_path,
+                                                                     jupyter_home):
+    """The exercise cell displays the verdict (words and marked graph) before its assert stops the notebook."""
+    text = _with_wrong_answer((NB / "solutions" / f"{name}.py").read_text(encoding="utf-8"), block, code)
+    nb = jupytext.reads(text, fmt="py:percent")
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT,
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(nbclient.exceptions.CellExecutionError) as info:
+        client.execute()
+    assert info.value.ename == "AssertionError", info.value
+    failed = [c for c in nb.cells if c.cell_type == "code" and any(o.get("output_type") == "error"
+                                                                   for o in c.get("outputs", []))]
+    assert len(failed) == 1 and code.splitlines()[0] in failed[0].source
+    shown = "".join(o.get("data", {}).get("text/html", "") for o in failed[0].outputs)
+    assert "Not yet." in shown and "<svg" in shown and "✗" in shown, "the verdict and the marked graph, shown first"
+    assert html.escape(words) in shown, re.sub(r"<svg.*", "", shown, flags=re.S)[:2000]

@@ -17,6 +17,7 @@
 # %%
 import numpy as np
 import matplotlib.pyplot as plt
+from IPython.display import display
 import autodiff_viz as ad
 from autodiff_viz import classroom
 
@@ -62,6 +63,10 @@ assert np.isnan(slopes[20])
 # Write `safe_norm` with `@ad.custom_gradient`: the same value, and a gradient $\bar{u}\,x/\lVert x\rVert$ that is 0
 # where $\lVert x \rVert = 0$. Keep the norm from the forward pass for the rule (a saved value).
 # `ad.where(cond, a, b)` chooses elementwise; divide by something that cannot be 0.
+#
+# The checker compares your rule with finite differences at $x = (3, -4)$ **and at the origin** (and at a random
+# point). At the origin the norm has a kink: its slope is $-1$ from the left and $+1$ from the right, so any value in
+# between is accepted, and `nan` is not. The target's ∂ in its pictures is a random weight, not 1 (see exercise 1).
 
 # %%
 @ad.custom_gradient
@@ -75,8 +80,8 @@ def safe_norm(x):
 
 
 result = classroom.check_rule(safe_norm, np.array([3.0, -4.0]))
-print(result.message)
-assert result.passed
+display(result)
+assert result.passed, result.message
 
 x = ad.constant([0.0, 0.0])
 with ad.GradientTape() as tape:

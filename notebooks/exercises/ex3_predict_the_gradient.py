@@ -19,19 +19,23 @@
 
 # %%
 import numpy as np
+from IPython.display import display
 import autodiff_viz as ad
 from autodiff_viz import classroom
 
 classroom.projector_style()
 
 r = classroom.check_prediction(lambda x: x**3, 2.0, 6.0)
-print(r.message)
-assert not r.passed and "the tape gives 12" in r.message
-r
+display(r)
+assert not r.passed and "the tape gives 12.0" in r.message
 
 # %% [markdown]
-# *Picture description:* the verdict "Not yet" and the graph `x → Pow → target`, with `x` outlined in bold vermillion
-# and annotated "you predicted 6, the tape gives 12".
+# *Picture description:* the verdict "Not yet" and the graph `x → Pow`, the `Pow` node being the target; `x` is
+# filled light vermillion with a ✗ and the note "You predicted 6.0; the tape gives 12.0.", and the legend says the
+# mark is "where your prediction differs from the tape's gradient".
+#
+# Every cell below shows the verdict (and, when it is wrong, the marked graph or the explanation) before it asserts
+# that your prediction was right.
 #
 # ## 1. A product and a sine
 #
@@ -40,8 +44,8 @@ r
 # %%
 raise NotImplementedError("TODO: your answer here")
 r = classroom.check_prediction(lambda a, b: a * b + ad.sin(a), [0.0, 5.0], prediction)
-print(r.message)
-assert r.passed
+display(r)
+assert r.passed, r.message
 
 # %% [markdown]
 # ## 2. A sum over a vector
@@ -53,8 +57,8 @@ w = ad.constant([1.0, 2.0, 3.0])
 raise NotImplementedError("TODO: your answer here")
 r = classroom.check_prediction(lambda x: ad.reduce_sum(w * x**2), np.array([1.0, 1.0, -1.0], np.float32),
                                prediction)
-print(r.message)
-assert r.passed
+display(r)
+assert r.passed, r.message
 
 # %% [markdown]
 # ## 3. Which gradients are `None`?
@@ -74,5 +78,5 @@ def f(a, b, c):
 
 raise NotImplementedError("TODO: your answer here")
 r = classroom.check_prediction(f, [a, b, c], prediction)
-print(r.message)
-assert r.passed
+display(r)
+assert r.passed, r.message
