@@ -314,8 +314,8 @@ defop("SigmoidGrad", lambda xp, y, g: g * y * (1.0 - y),
       show=('b·a·(1 − a)   (a = σ(x), b: upstream)', 'b·(1 − 2a)', 'a·(1 − a)'))
 # Neural-network
 defop("Relu",     lambda xp, x: xp.maximum(x, 0),
-      lambda op, g: (o.where(o.greater(op.outputs[0], 0.0), g, o.zeros_like(g)),), save_output=True,
-      jvp=lambda op, t: o.where(o.greater(op.outputs[0], 0.0), t[0], o.zeros_like(t[0])),
+      lambda op, g: (o.where(o.greater(op.outputs[0], 0.0), g, 0.0),), save_output=True,
+      jvp=lambda op, t: o.where(o.greater(op.outputs[0], 0.0), t[0], 0.0),
       show=('relu(a) = max(a, 0)', '1 where a > 0, else 0'))
 defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g: (g * o.sigmoid(op.inputs[0]),), save="all",
       jvp=lambda op, t: t[0] * o.sigmoid(op.inputs[0]),

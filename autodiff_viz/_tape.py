@@ -383,6 +383,8 @@ def _unbroadcast(g, shape, op_type):
             raise ValueError(f"gradient of {op_type} has shape {gshape}, which does not broadcast to its input's {shape}")
     if axes:
         g = _ops.reduce_sum(g, axis=axes)
+    if tuple(g._value.shape) == tuple(shape):  # the common bias case: summing the batch axis is enough
+        return g
     return _ops.reshape(g, shape)
 
 
