@@ -248,6 +248,9 @@ def _local_files(page: str, workdir: pathlib.Path) -> list:
         if ref.startswith("/"):
             continue
         target = (root / ref).resolve()
+        # notebooks and scripts are published on purpose only (the lessons', the exercises'), never a solution
+        if target.suffix in (".ipynb", ".py"):
+            continue
         if target.is_file() and root in target.parents:
             found.append(target.relative_to(root))
     return found
@@ -270,7 +273,7 @@ def _exporter():
     from .nbconvert import StaticWidgets
 
     return HTMLExporter(template_name="lab", template_file=str(TEMPLATES / "lesson_page.html.j2"),
-                        preprocessors=[StaticWidgets], exclude_anchor_links=False)
+                        preprocessors=[StaticWidgets])
 
 
 def _jinja():
