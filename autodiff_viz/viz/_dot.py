@@ -75,6 +75,7 @@ LEGEND_MIN_WIDTH = 600.0  # points: a legend may be this wide even above a narro
 EDGE_LABEL_MAX = 2  # arrows carry the gradient they sent when it has at most this many values
 _TABLE = '<table border="0" cellborder="0" cellspacing="0" cellpadding="0">'
 _LINES = ' balign="left"'  # a cell whose lines (a matrix, a wrapped note) start at one left edge
+NBSP = "\u00a0"  # a space that starts a run of text (SVG drops a plain one there)
 
 
 def esc(text, limit: int = L.LINE_LIMIT, where: str = "middle") -> str:
@@ -86,7 +87,7 @@ def _within(rows: list, budget: int, more) -> list:
     """The first rows whose total length stays within ``budget``, then ``more(n_left_out)``."""
     out, used = [], 0
     for i, row in enumerate(rows):
-        used += len(row)
+        used += len(row) if isinstance(row, str) else sum(len(part) for part in row)
         if used > budget and out:
             return out + [more(len(rows) - i)]
         out.append(row)
@@ -363,9 +364,9 @@ class _Writer:
         else:
             title = f"<b>{'✗ ' if n.broken else ''}{esc(n.label)}</b>"
             if n.kind in (M.OP, M.SKIPPED) and n.op and n.op != n.label:  # the user's name, then the op
-                title += f'<font color="{sub}"> · {esc(n.op)}</font>'
+                title += f'<font color="{sub}">{NBSP}· {esc(n.op)}</font>'
             if n.kind == M.SKIPPED:
-                title += ' <font point-size="9">(skipped)</font>'
+                title += f'<font point-size="9">{NBSP}(skipped)</font>'
             rows.append(title)
             meta = self.meta(n)
             if meta:
@@ -389,7 +390,7 @@ class _Writer:
             rows.append(f'<font point-size="8" color="{color}">{text}</font>')
         rows = _within(rows, NODE_LABEL_BUDGET,
                        lambda k: f'<font point-size="8" color="{sub}">… {k} more rows</font>')
-        return _TABLE + "".join(f'<tr><td{_LINES if "<br/>" in r else ""}>{r}</td></tr>' for r in rows) + "</table>"
+        return _node_table(rows)
 
     def value_lines(self, s) -> list:
         if self.full and not (s.complete and s.size <= FULL_ITEMS):  # the spread of a large array
@@ -489,11 +490,11 @@ class _Writer:
                 out.append((_swatch(fill, border, style, width, text), text, False))
         red = f'<font color="{VERMILLION}">'
         if "grad" in present:
-            out.append((f"{red}∂ 6.0</font> in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
+            out.append((f"{red}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
                         "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
         if self.edge_labels:
             text = "on an arrow: the gradient the backward pass sent back along it"
-            out.append((f"{red}∂ 3.0</font> {text}", f"∂ 3.0 {text}", True))
+            out.append((f"{red}∂ 3.0</font>{NBSP}{text}", f"∂ 3.0 {text}", True))
         if self.many_grads:
             tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if self.many_calls
                          else ("T2", "computed by the gradient() call of tape T2"))
@@ -505,13 +506,28 @@ class _Writer:
         return out
 
 
-def _block(prefix, lines, color=None) -> str:
-    """``= 3.0`` on one line; a matrix one row per line, each line after an invisible copy of the
-    prefix, so the rows line up under the first (the cell aligns the lines on the left)."""
+def _block(prefix, lines, color=None):
+    """``= 3.0`` as one row; a matrix as ``(prefix, rows)``: the prefix in a cell of its own, so every
+    row of the matrix starts at one left edge (see :func:`_node_table`)."""
     font = (f'<font color="{color}">', "</font>") if color else ("", "")
-    pad = f'<font color="transparent">{prefix}</font>'
-    body = "<br/>".join([prefix + lines[0]] + [pad + line for line in lines[1:]])
-    return f"{font[0]}{body}{font[1]}"
+    if len(lines) == 1:
+        return f"{font[0]}{prefix}{lines[0]}{font[1]}"
+    body = "<br/>".join(line.replace(" ", NBSP, 1) if line.startswith(" ") else line for line in lines)
+    return f"{font[0]}{prefix.strip()}{NBSP}{font[1]}", f"{font[0]}{body}{font[1]}"
+
+
+def _node_table(rows) -> str:
+    """A node's label: one row per line of text; matrices (``(prefix, rows)``) in two columns, the
+    prefix right-aligned beside rows aligned on the left, so the block stays centred in the box."""
+    two = any(isinstance(r, tuple) for r in rows)
+    out = []
+    for r in rows:
+        if isinstance(r, tuple):
+            out.append(f'<tr><td align="right" valign="top">{r[0]}</td><td align="left"{_LINES}>{r[1]}</td></tr>')
+        else:
+            span = ' colspan="2"' if two else ""
+            out.append(f'<tr><td{span}{_LINES if "<br/>" in r else ""}>{r}</td></tr>')
+    return _TABLE + "".join(out) + "</table>"
 
 
 def _swatch(fill, border, style, width, text) -> str:
