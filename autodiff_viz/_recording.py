@@ -75,6 +75,11 @@ class _Converter:
         self.in_gradient: list[int] = []  # tapes whose backward pass is running (innermost last)
         self.calls: dict[int, int] = {}
         self.tapes: set[int] = set()
+        # Summaries made once per value: an op's output is summarized when the op runs, and
+        # reused where it is another op's input; a rule's gradients, where they are accumulated.
+        self.outputs: dict[int, object] = {}   # tensor id of an op's output -> its summary
+        self.sent: dict[int, object] = {}      # id() of a gradient sent in the current backward step
+        self.handlers = {kind[3:]: getattr(self, kind) for kind in dir(self) if kind.startswith("on_")}
 
     def _add(self, cls, tape, **fields):
         if self.max_events is not None and len(self.events) >= self.max_events:
@@ -84,10 +89,10 @@ class _Converter:
                               stacklevel=4)
             self.trace.dropped += 1
             return
-        self.events.append(cls(seq=len(self.events), tape=tape, **fields))
+        self.events.append(_events.make(cls, len(self.events), tape, **fields))
 
     def __call__(self, kind: str, p: dict) -> None:
-        handler = getattr(self, "on_" + kind, None)
+        handler = self.handlers.get(kind)
         if handler is not None:
             tape = p["tape"]
             if tape._id not in self.tapes:  # the tape keeps this trace alive for views that get only the tape
@@ -114,7 +119,11 @@ class _Converter:
     def on_op(self, tid, p):
         if self.tensors is not None and p.get("output") is not None:
             self.tensors[p["output"]._id] = p["output"]
-        self._add(Op, tid, **_op_fields(p["node"], p.get("inputs")), value=summarize(p.get("output")),
+        out = p.get("output")
+        value = summarize(out)
+        if out is not None:
+            self.outputs[out._id] = value
+        self._add(Op, tid, **_op_fields(p["node"], p.get("inputs"), self.outputs), value=value,
                   during=self.in_gradient[-1] if self.in_gradient else None)
 
     def on_op_skipped(self, tid, p):
@@ -141,15 +150,25 @@ class _Converter:
 
     def on_backward_step(self, tid, p):
         node = p["node"]
+        sent = self.sent = {}
+        grads = []
+        for g in p["input_grads"]:
+            s = summarize(g)
+            if g is not None:
+                sent[id(g)] = s
+            grads.append(s)
         self._add(BackwardStep, tid, node=node.id, op_type=node.type, step=int(p.get("step", 0)),
                   inputs=tuple(node.in_ids), output=node.out_id, upstream=summarize(p["upstream"]),
-                  grads=tuple(summarize(g) for g in p["input_grads"]))
+                  grads=tuple(grads))
 
     def on_accumulate(self, tid, p):
         node = p.get("node")
+        contribution, total = p["contribution"], p["total"]
+        c = self.sent.get(id(contribution)) if node is not None else None
+        c = c if c is not None else summarize(contribution)
         self._add(Accumulate, tid, tensor=p["tensor_id"], node=None if node is None else node.id,
-                  count=int(p.get("count", 1)), contribution=summarize(p["contribution"]),
-                  total=summarize(p["total"]))
+                  count=int(p.get("count", 1)), contribution=c,
+                  total=c if total is contribution else summarize(total))
 
     def on_gradient_end(self, tid, p):
         if tid in self.in_gradient:
@@ -184,15 +203,23 @@ def state_fields(p) -> dict:
     return dict(variable=v._id, name=_var_name(v), how=p.get("how", "assign"), value=summarize(v))
 
 
-def _op_fields(node, inputs=None) -> dict:
-    """The plain fields of an op event, read from a tape record (and its input tensors when known)."""
+def _op_fields(node, inputs=None, known=None) -> dict:
+    """The plain fields of an op event, read from a tape record (and its input tensors when known).
+
+    ``known`` maps the ids of earlier ops' outputs to their summaries, reused here.
+    """
     if inputs is None:  # only the values the record saved for its rule
         inputs = getattr(node, "inputs", None) or ()
     in_names, in_values = [], []
     for i in range(len(node.in_ids)):
         t = inputs[i] if i < len(inputs) else None
-        in_names.append(_var_name(t) if t is not None else None)
-        in_values.append(summarize(t))
+        if t is None:
+            in_names.append(None)
+            in_values.append(None)
+            continue
+        in_names.append(_var_name(t))
+        s = known.get(t._id) if known is not None and not t._is_variable else None
+        in_values.append(s if s is not None else summarize(t))
     prim = PRIMITIVES.get(node.type)
     return dict(node=node.id, op_type=node.type, name=node.name, scope=node.scope or "",
                 formula=prim.formula if prim is not None else "",
