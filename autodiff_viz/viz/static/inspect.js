@@ -1,6 +1,8 @@
 // Graph inspector: the Graphviz picture made clickable.  The page holds the SVG once, as the
 // still picture (an <img> shown where scripts do not run); this module parses it into the page,
-// then a click (or Enter on a focused node) shows the node's details, hovering shows its path.
+// then a click (or Enter on a focused node) shows the node's details beside the picture (below
+// it when the two do not fit side by side: the picture keeps its size), hovering or focusing a
+// node shows its path.
 
 // The still's SVG text, from its data: URI (base64 of UTF-8).
 function svgOf(uri) {
@@ -37,11 +39,11 @@ function render({ model, el, still }) {
   let openNode = null;
   const box = detailsBox(data.details.heads, () => {
     const g = nodeEls.get(openNode);
-    if (g) { g.classList.remove("adv-inspected"); g.focus(); }
     openNode = null;
+    if (g) { g.classList.remove("adv-inspected"); g.focus(); }
   });
-  const side = h("div", {class: "adv-side"}, box.box);
-  root.append(h("div", {class: "adv-heading"}, data.title), hint, h("div", {class: "adv-main"}, graphBox, side));
+  root.append(h("div", {class: "adv-heading"}, data.title), hint,
+    h("div", {class: "adv-main"}, graphBox, h("div", {class: "adv-side"}, box.box)));
   el.append(root);
   if (!svg) { graphBox.append(h("div", {}, "(the picture could not be read)")); return; }
   svg.classList.add("adv-svg");  // at most the box's width (the viewBox keeps its shape)
@@ -61,6 +63,7 @@ function render({ model, el, still }) {
     nodeEls.get(id).classList.add("adv-inspected");
     const i = index.get(id);
     box.show(id, data.nodes[i].label, data.details.nodes[i]);
+    if (box.box.scrollIntoView) box.box.scrollIntoView({block: "nearest"});
   }
   // Graphviz names each node and edge in its <title>: "n3", "n1->n3".
   for (const g of svg.querySelectorAll("g.node")) {
