@@ -188,7 +188,8 @@ class Offline:
         self.context = browser.new_context(viewport={"width": width, "height": height})
         self.page = self.context.new_page()
         self.requests, self.failed, self.errors = [], [], []
-        self.page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort())
+        self.page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "blob:", "data:"))
+                        else r.abort())
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("requestfailed", lambda r: self.failed.append(r.url))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
