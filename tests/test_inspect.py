@@ -154,6 +154,20 @@ def test_still_of_the_last_step_reads_the_storyboard():
     assert base64.b64decode(uri).decode("utf-8") == svg
 
 
+def test_still_keeps_hostile_names_as_text():
+    evil = '</text><script>alert(1)</script>&amp;\x00\u202e'
+    x = ad.constant(2.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+        tape.gradient(y, x)
+    svg = ad.viz.animate(tr, names={evil: x}, title=evil)._repr_mimebundle_()["image/svg+xml"]
+    root = ET.fromstring(svg)  # well-formed: nothing ended an element early
+    assert not [el for el in root.iter() if el.tag.endswith("script")]
+    assert '</text><script>alert(1)</script>&amp;' in _texts(svg)  # control and bidi characters dropped
+
+
 def test_explorer_stills():
     one = _texts(_still.still("explore", ad.viz.explore(lambda x: x * x, x=(-2.0, 2.0), points=5).data))
     assert "f(x) and its derivative" in one and "-2.0" in one and "2.0" in one

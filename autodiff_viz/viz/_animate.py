@@ -31,8 +31,9 @@ from . import _details, _layout, _linked, _model, _source, _story
 class Animation:
     """The forward and backward pass of a computation, step by step.
 
-    Displays as an interactive widget in Jupyter (with a self-contained HTML
-    fallback for viewers without widgets); ``save("a.html" | "a.gif" |
+    Displays as an interactive widget in Jupyter, with a self-contained HTML
+    player for viewers without widgets and a still picture of the last step
+    for viewers that run no scripts; ``save("a.html" | "a.gif" |
     "a.mp4")`` writes a file.  ``data`` is the storyboard (each step stores
     only what it changes); ``steps`` gives every step in full.
     """
