@@ -26,6 +26,10 @@ import numpy as _np
 
 from . import _backend, _dtypes
 from ._context import ACTIVE, current_scope
+from ._shape import TensorShape
+
+_tuple_new = tuple.__new__
+from .errors import DTypeMismatchError, InvalidArgumentError
 from ._record import note_leave, note_state, record
 from ._registry import PRIMITIVES
 
@@ -50,8 +54,15 @@ class Tensor:
         return _dtypes.of_array(self._value)
 
     @property
-    def shape(self) -> tuple:
-        return tuple(self._value.shape)
+    def shape(self) -> TensorShape:
+        """The size of each axis, as TensorFlow's ``TensorShape`` (a tuple of ints underneath)."""
+        return _tuple_new(TensorShape, self._value.shape)  # an array's own shape needs no checks
+
+    @property
+    def device(self) -> str:
+        """Where the value lives, in TensorFlow's spelling (``.../device:CPU:0``; CuPy arrays: ``GPU``)."""
+        kind = "GPU" if type(self._value).__module__.startswith("cupy") else "CPU"
+        return f"/job:localhost/replica:0/task:0/device:{kind}:0"
 
     @property
     def ndim(self) -> int:
@@ -92,6 +103,17 @@ class Tensor:
             raise ValueError(f"{what} needs a tensor with one element, got shape {self.shape}")
         return _backend.to_numpy(self._value).reshape(())[()]
 
+    def __format__(self, spec):
+        # As TF: the value's own formatting, so f"{loss:.3f}" works on a scalar.
+        value = self.numpy()
+        try:
+            return format(value, spec)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"format: a tensor of shape {self.shape} and dtype {self.dtype.name} cannot be "
+                            f"formatted with {spec!r}" + (" (a format spec needs a scalar: index the tensor or "
+                                                          "call .numpy() first)" if self._value.shape else f": {e}")
+                            ) from None
+
     def __len__(self):
         if not self._value.shape:
             raise TypeError("len() of a scalar tensor")
@@ -126,8 +148,16 @@ class Tensor:
     def __rsub__(self, o): return binary("Sub", o, self)
     def __mul__(self, o): return binary("Mul", self, o)
     def __rmul__(self, o): return binary("Mul", o, self)
-    def __truediv__(self, o): return binary("RealDiv", self, o)
-    def __rtruediv__(self, o): return binary("RealDiv", o, self)
+    def __truediv__(self, o):
+        return binary("RealDiv", self, o) if _dtypes.of_array(self._value).is_floating else truediv(self, o)
+
+    def __rtruediv__(self, o):
+        return binary("RealDiv", o, self) if _dtypes.of_array(self._value).is_floating else truediv(o, self)
+
+    def __floordiv__(self, o): return binary("FloorDiv", self, o)
+    def __rfloordiv__(self, o): return binary("FloorDiv", o, self)
+    def __mod__(self, o): return binary("FloorMod", self, o)
+    def __rmod__(self, o): return binary("FloorMod", o, self)
     def __pow__(self, o): return binary("Pow", self, o)
     def __rpow__(self, o): return binary("Pow", o, self)
     def __matmul__(self, o): return matmul(self, o)
@@ -140,8 +170,8 @@ class Tensor:
     def __le__(self, o): return binary("LessEqual", self, o)
     def __gt__(self, o): return binary("Greater", self, o)
     def __ge__(self, o): return binary("GreaterEqual", self, o)
-    def __eq__(self, o): return binary("Equal", self, o)
-    def __ne__(self, o): return binary("NotEqual", self, o)
+    def __eq__(self, o): return False if o is None else binary("Equal", self, o)  # as TF: t == None is False
+    def __ne__(self, o): return True if o is None else binary("NotEqual", self, o)
     __hash__ = object.__hash__  # identity hashing, as TF does for eager tensors in sets
 
 
@@ -271,10 +301,14 @@ def _default_dtype(value):
         return _np.int32
     if isinstance(value, float):
         return _np.float32
+    if isinstance(value, complex):
+        return _np.complex128
     if isinstance(value, (list, tuple)):
         flat = _flatten_py(value)
         if any(isinstance(v, Tensor) for v in flat):
             return None
+        if any(isinstance(v, (complex, _np.complexfloating)) for v in flat):
+            return _np.complex128
         if any(isinstance(v, float) or (isinstance(v, _np.floating)) for v in flat):
             return _np.float32
         if flat and all(isinstance(v, bool) for v in flat):
@@ -315,6 +349,8 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
         return execute(PRIMITIVES["Pack"], items, {"axis": 0})
     if dtype is not None:
         np_dtype = _dtypes.as_dtype(dtype).as_numpy_dtype
+        if isinstance(value, (float, complex, list, tuple)) and not _dtypes.as_dtype(dtype).is_floating:
+            _refuse_lossy(value, _dtypes.as_dtype(dtype))
     elif isinstance(value, (bool, int, float, list, tuple)):
         np_dtype = _default_dtype(value)
         if dtype_hint is not None and np_dtype is not None and _np.dtype(np_dtype).kind != "b":
@@ -334,6 +370,9 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
         # checked (and named in errors) the same way for every backend.
         host = _np.asarray(value, dtype=np_dtype)
         _dtypes.of_array(host)
+    except OverflowError as e:
+        raise TypeError(f"convert_to_tensor: cannot convert {value!r:.80} to a tensor of dtype "
+                        f"{_dtypes.as_dtype(np_dtype).name}: {e}") from None
     except (TypeError, ValueError) as e:
         raise type(e)(f"convert_to_tensor: cannot make a tensor of numbers from {value!r:.80}: {e}") from None
     arr = host if xp is _np else _backend.shim(xp).asarray(host, _backend.shim(xp).dtype(host.dtype))
@@ -342,22 +381,86 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
     return _wrap(arr)
 
 
+def _refuse_lossy(value, dt):
+    """As TF: a Python float (or complex) is never silently truncated into an integer or bool tensor."""
+    for v in (_flatten_py(value) if isinstance(value, (list, tuple)) else (value,)):
+        if isinstance(v, Tensor) or dt.is_complex:
+            continue
+        if isinstance(v, complex) or (isinstance(v, float) and (dt.is_bool or not v.is_integer())):
+            raise TypeError(f"convert_to_tensor: cannot convert {value!r:.80} to a tensor of dtype {dt.name}: "
+                            f"{v!r} is not {'a bool' if dt.is_bool else 'an integer'} (TensorFlow does not "
+                            "truncate silently; round or cast first)")
+
+
 def constant(value, dtype=None, shape=None, name=None) -> Tensor:
-    """A constant tensor: ``ad.constant(3.0)`` is float32, ``ad.constant(3)`` int32."""
+    """A constant tensor: ``ad.constant(3.0)`` is float32, ``ad.constant(3)`` int32.
+
+    ``shape`` fills that shape with a single value, or reshapes a value with
+    exactly as many elements (as TF; anything else is a ``TypeError``).
+
+    >>> print(constant(0.5, shape=(2,)))
+    ad.Tensor([0.5 0.5], shape=(2,), dtype=float32)
+    """
     t = convert_to_tensor(value, dtype=dtype)
     if shape is not None:
+        shape = _shape_arg(shape, "constant")
         xp = _backend.namespace_of(t._value)
-        t = _wrap(xp.broadcast_to(t._value, tuple(shape)) if t._value.size == 1 or t.shape == () else xp.reshape(t._value, tuple(shape)))
+        size = 1
+        for d in shape:
+            size *= d
+        if t._value.size == 1:
+            t = _wrap(xp.broadcast_to(xp.reshape(t._value, ()), shape))
+        elif t._value.size == size:
+            t = _wrap(xp.reshape(t._value, shape))
+        else:
+            raise TypeError(f"constant: the value has {t._value.size} elements (shape {t.shape}), but shape "
+                            f"{shape} has {size}: only a single value or the same number of elements can fill it")
     return t
+
+
+def _int_arg(v, op, what):
+    """An integer argument (an axis, a dimension...): Python and NumPy ints and integer scalar tensors only.
+
+    A float such as 2.9 or ``True`` is refused, never truncated.
+    """
+    if isinstance(v, Tensor):
+        if not v.dtype.is_integer or v.ndim != 0:
+            raise TypeError(f"{op}: {what} must be an integer, got a tensor of shape {v.shape} and dtype {v.dtype.name}")
+        return int(v.numpy())
+    if isinstance(v, (bool, _np.bool_)) or not isinstance(v, (int, _np.integer)):
+        raise TypeError(f"{op}: {what} must be an integer, got {v!r} ({type(v).__name__})")
+    return int(v)
+
+
+def _shape_arg(shape, op, allow_unknown=False) -> tuple:
+    """A shape argument as a tuple of ints: a list, tuple, ``TensorShape``, int or 1-D integer tensor.
+
+    Every dimension is checked by :func:`_int_arg`; negative sizes are refused
+    (``-1``, "infer this one", only where ``allow_unknown``).
+    """
+    if isinstance(shape, Tensor):
+        if not shape.dtype.is_integer or shape.ndim > 1:
+            raise TypeError(f"{op}: shape must be a 1-D integer tensor or a list of ints, got a tensor of shape "
+                            f"{shape.shape} and dtype {shape.dtype.name}")
+        shape = shape.numpy().tolist()
+        shape = [shape] if isinstance(shape, int) else shape
+    elif isinstance(shape, (int, _np.integer)) and not isinstance(shape, (bool, _np.bool_)):
+        shape = [shape]
+    elif isinstance(shape, _np.ndarray):
+        shape = shape.tolist()
+    elif not isinstance(shape, (list, tuple)):
+        raise TypeError(f"{op}: shape must be a list or tuple of ints, got {shape!r:.60} ({type(shape).__name__})")
+    dims = tuple(_int_arg(d, op, f"every dimension of shape {tuple(shape)!r}") for d in shape)
+    for d in dims:
+        if d < 0 and not (allow_unknown and d == -1):
+            raise InvalidArgumentError(f"{op}: dimension {d} in shape {dims} is negative"
+                                       + (" (only -1, for one unknown dimension, is allowed)" if allow_unknown else ""))
+    return dims
 
 
 # ---------------------------------------------------------------------------
 # How one op runs
 # ---------------------------------------------------------------------------
-class InvalidArgumentError(ValueError):
-    """An op was given inputs it cannot work with (shapes, dtypes, values)."""
-
-
 _EMPTY: dict = {}
 _NAMESPACES = _backend._NUMPY_TYPES  # array type -> namespace, filled as types are seen
 _namespace_of = _backend.namespace_of
@@ -478,6 +581,61 @@ def unary(type, x) -> Tensor:
     return execute(PRIMITIVES[type], (as_tensor(x),))
 
 
+# TF's truediv: integer operands become floating first, 8- and 16-bit ones float32, wider ones float64.
+_TRUEDIV = {"int8": "float32", "uint8": "float32", "int16": "float32", "uint16": "float32",
+            "int32": "float64", "uint32": "float64", "int64": "float64", "uint64": "float64"}
+
+
+def truediv(x, y, name=None) -> Tensor:
+    """``x / y`` as TensorFlow divides: integers are cast to floating first (``uint8 / 255`` is float32).
+
+    >>> print(truediv(constant([3, 4], dtype="uint8"), 2))
+    ad.Tensor([1.5 2. ], shape=(2,), dtype=float32)
+    >>> print(constant([3, 4]) / 2)
+    ad.Tensor([1.5 2. ], shape=(2,), dtype=float64)
+    """
+    if isinstance(x, Tensor):
+        y = as_tensor(y, x, "truediv")
+    else:
+        y = as_tensor(y, None, "truediv")
+        x = as_tensor(x, y, "truediv")
+    if x.dtype != y.dtype:
+        raise DTypeMismatchError(f"truediv: x and y must have the same dtype, got {x.dtype.name} and {y.dtype.name} "
+                                 f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
+    to = _TRUEDIV.get(x.dtype.name)
+    if to is None and not (x.dtype.is_floating or x.dtype.is_complex):
+        raise TypeError(f"truediv: cannot divide tensors of dtype {x.dtype.name} (shapes {x.shape} and {y.shape}): "
+                        "division needs numbers")
+    if to is not None:
+        x, y = _cast(x, to), _cast(y, to)
+    return binary("RealDiv", x, y)
+
+
+def _cast(x, dtype) -> Tensor:
+    """``x`` converted to ``dtype`` by the recorded Cast op (``ad.cast`` for users)."""
+    dt = _dtypes.as_dtype(dtype)
+    if x.dtype == dt:
+        return x
+    return execute(PRIMITIVES["Cast"], (x,), {"dtype": _backend.shim(_namespace_of(x._value)).dtype(dt)})
+
+
+def numeric(x, op, kinds="number") -> Tensor:
+    """``x`` as a tensor, refusing dtypes the op is not defined for, as TF's kernels do.
+
+    ``kinds``: ``"number"`` (no bool), ``"float"`` (floating or complex: sqrt, log,
+    softmax...), ``"real"`` (floating only).
+    """
+    x = as_tensor(x)
+    dt = x.dtype
+    ok = {"number": not dt.is_bool, "float": dt.is_floating or dt.is_complex, "real": dt.is_floating}[kinds]
+    if not ok:
+        need = {"number": "a number type (not bool)", "float": "a floating type (float16/32/64, or complex)",
+                "real": "a floating type (float16/32/64)"}[kinds]
+        raise InvalidArgumentError(f"{op}: got a tensor of dtype {dt.name} (shape {x.shape}); {op} needs {need}"
+                                   + ("; cast it first, e.g. ad.cast(x, ad.float32)" if kinds != "number" else ""))
+    return x
+
+
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None) -> Tensor:
     """Matrix product of the last two axes (batched over the others)."""
     if isinstance(a, Tensor):
@@ -485,7 +643,10 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None) -> Tensor:
     else:
         b = as_tensor(b)
         a = as_tensor(a, b, "MatMul")
-    sa, sb = a.shape, b.shape
+    if a.dtype.is_bool or b.dtype.is_bool:
+        raise InvalidArgumentError(f"MatMul: cannot multiply bool tensors (shapes {a.shape} and {b.shape}); "
+                                   "cast them to a number type first")
+    sa, sb = a._value.shape, b._value.shape
     if len(sa) < 2 or len(sb) < 2:
         raise InvalidArgumentError(f"MatMul: both operands need rank >= 2, got shapes {sa} and {sb}")
     ka = sa[-2] if transpose_a else sa[-1]
@@ -495,7 +656,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None) -> Tensor:
                                    f"{' (transposed)' if transpose_a or transpose_b else ''}: "
                                    f"inner dimensions {ka} and {kb} differ")
     if a._value.dtype is not b._value.dtype and a.dtype is not b.dtype:
-        raise TypeError(f"MatMul: operands have different dtypes, {a.dtype.name} and {b.dtype.name}")
+        raise DTypeMismatchError(f"MatMul: operands have different dtypes, {a.dtype.name} and {b.dtype.name} "
+                                 f"(shapes {sa} and {sb}); use ad.cast to convert one of them")
     return execute(PRIMITIVES["MatMul"], (a, b), {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)})
 
 
