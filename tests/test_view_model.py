@@ -267,3 +267,11 @@ def test_untraced_tape_is_drawn_with_a_hint_and_no_none():
     anim = ad.viz.animate(tape)
     assert any("ad.trace()" in line for line in anim.steps[0]["lines"])
     assert not any("None" in v for st in anim.steps for v in st["vals"])
+
+
+def test_a_layout_that_falls_back_says_so_in_the_first_step(monkeypatch):
+    monkeypatch.setenv("AUTODIFF_VIZ_DOT", "no-such-dot-program")
+    tr = _chain(3)
+    anim = ad.viz.animate(tr)
+    assert anim.data["layout"]["engine"] == "layered"
+    assert anim.data["layout"]["note"] in anim.steps[0]["lines"]

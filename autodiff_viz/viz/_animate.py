@@ -156,8 +156,16 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     model = _model.build(found.events, names=_source.name_map(names), subscripts=True, traced=found.traced)
     story = _story.build_story(found.events, model, title)
     story["details"] = _details.node_details(model)
-    story["layout"] = _layout.layout(story, rankdir)
+    _lay_out(story, rankdir)
     return Animation(story)
+
+
+def _lay_out(story, rankdir):
+    """Add the layout; when Graphviz could not be used, the first step says so."""
+    story["layout"] = _layout.layout(story, rankdir)
+    note = story["layout"].get("note")
+    if note:
+        story["steps"][0]["lines"].append(note)
 
 
 def _input_labels(f, n, names):
@@ -184,7 +192,7 @@ def _animate_function(f, args, names, title, rankdir, vary, span, points, linked
         raise TypeError("animate(f, *inputs): give the input values, e.g. animate(f, 3.0)")
     labels = _input_labels(f, len(args), names)
     story, _, _, _ = _linked.story_of_run(f, args, labels, ad.float64, title, details=True)
-    story["layout"] = _layout.layout(story, rankdir)
+    _lay_out(story, rankdir)
     vary = 0 if vary is None else (labels.index(vary) if isinstance(vary, str) else int(vary))
     scalar = np.ndim(args[vary]) == 0
     if linked is None:
