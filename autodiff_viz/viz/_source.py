@@ -17,6 +17,9 @@ and never reads engine internals itself.
 """
 from __future__ import annotations
 
+import inspect
+import os
+import sys
 from dataclasses import dataclass
 
 from .. import _recording as rec
@@ -224,9 +227,6 @@ def caller_names(ids) -> dict:
     frames between it and the view (its examples, such as the tour), nearest
     first; frames of the views themselves (``autodiff_viz/viz``) are passed over.
     """
-    import inspect  # noqa: PLC0415
-    import os  # noqa: PLC0415
-
     views = os.path.dirname(os.path.abspath(__file__))
     package = os.path.dirname(views)
     frame = inspect.currentframe()
@@ -260,9 +260,6 @@ def _locals_of(frame) -> dict:
     rebuilt whenever ``locals()`` or a debugger reads it again, and it is never
     written back without being rebuilt first, so emptying it changes no variable.
     """
-    import inspect  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
     snapshot = frame.f_locals
     if snapshot is frame.f_globals:
         return {}
