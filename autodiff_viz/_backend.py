@@ -16,8 +16,8 @@ import numpy as _np
 from ._dtypes import as_dtype
 
 _NUMPY_TYPES = {_np.ndarray: _np}
-for _t in (_np.float16, _np.float32, _np.float64, _np.int8, _np.int16,
-           _np.int32, _np.int64, _np.uint8, _np.bool_):
+for _t in (_np.float16, _np.float32, _np.float64, _np.int8, _np.int16, _np.int32, _np.int64, _np.uint8,
+           _np.uint16, _np.uint32, _np.uint64, _np.bool_, _np.complex64, _np.complex128):
     _NUMPY_TYPES[_t] = _np
 
 class _ThreadState(threading.local):

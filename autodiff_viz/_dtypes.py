@@ -1,4 +1,8 @@
-"""DType objects named as in TensorFlow (``ad.float32``...)."""
+"""DType objects named as in TensorFlow (``ad.float32``...).
+
+>>> print(float32, repr(float32), float32.is_floating, complex64.is_complex, uint8.max)
+<dtype: 'float32'> ad.float32 True True 255
+"""
 from __future__ import annotations
 
 import numpy as _np
@@ -7,7 +11,7 @@ import numpy as _np
 class DType:
     """A tensor element type: ``ad.float32 == "float32" == np.float32`` all hold."""
 
-    __slots__ = ("name", "as_numpy_dtype", "is_floating", "is_integer", "is_bool")
+    __slots__ = ("name", "as_numpy_dtype", "is_floating", "is_integer", "is_bool", "is_complex", "is_unsigned")
 
     def __init__(self, name: str):
         self.name = name
@@ -16,11 +20,29 @@ class DType:
         self.is_floating = kind == "f"
         self.is_integer = kind in "iu"
         self.is_bool = kind == "b"
+        self.is_complex = kind == "c"
+        self.is_unsigned = kind in "ub"
+
+    @property
+    def min(self):
+        """The smallest value of the type (TF's ``dtype.min``)."""
+        return _limits(self)[0]
+
+    @property
+    def max(self):
+        """The largest value of the type."""
+        return _limits(self)[1]
+
+    @property
+    def real_dtype(self) -> "DType":
+        """``float32`` for ``complex64``, ``float64`` for ``complex128``, the type itself otherwise."""
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def __repr__(self):
         return f"ad.{self.name}"
 
-    __str__ = __repr__
+    def __str__(self):
+        return f"<dtype: '{self.name}'>"  # as TF prints a dtype
 
     def __eq__(self, other):
         if isinstance(other, DType):
@@ -45,9 +67,24 @@ int16 = DType("int16")
 int32 = DType("int32")
 int64 = DType("int64")
 uint8 = DType("uint8")
+uint16 = DType("uint16")
+uint32 = DType("uint32")
+uint64 = DType("uint64")
 bool_ = DType("bool")
+complex64 = DType("complex64")
+complex128 = DType("complex128")
 
-_BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)}
+_BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                                bool_, complex64, complex128)}
+
+
+def _limits(d: DType):
+    if d.is_bool:
+        return False, True
+    if d.is_complex:
+        raise TypeError(f"{d.name} has no min or max (complex numbers are not ordered)")
+    info = _np.finfo(d.as_numpy_dtype) if d.is_floating else _np.iinfo(d.as_numpy_dtype)
+    return info.min.item() if hasattr(info.min, "item") else info.min, info.max.item() if hasattr(info.max, "item") else info.max
 
 
 def as_dtype(x) -> DType:
@@ -62,6 +99,8 @@ def as_dtype(x) -> DType:
         name = "float32"
     elif x is int:
         name = "int32"
+    elif x is complex:
+        name = "complex128"
     else:
         try:
             name = _np.dtype(x).name
