@@ -142,7 +142,7 @@ def test_current_node_stays_in_view(mlp_pages, rankdir, starts_fit, tmp_path):
         root = page.locator(".adv-animate")
         while root.get_attribute("data-phase") != "backward":
             page.click(".adv-next")
-        expect(title).to_have_text("Backward step 1: Mean")
+        expect(title).to_have_text("Backward step 1: loss")  # the Mean, named as the code names it
         # Every backward step: the current node is in the box's visible rectangle, and the page itself never scrolls.
         for k in range(1, 9):
             expect(title).to_contain_text(f"Backward step {k}:")

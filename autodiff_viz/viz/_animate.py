@@ -136,8 +136,10 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     and adds linked views: a slider for input ``vary`` (default the first)
     over ``span``, with every node's value and derivative plotted against it.
 
-    ``names`` labels tensors: ``{"x": x}`` (or ``{tensor_id: "x"}``); for a
-    function, a list of its inputs' labels (default: its parameter names).
+    ``names`` labels tensors: ``{"x": x}`` (or ``{tensor_id: "x"}``); by
+    default boxes carry the names your code holds the tensors in (as in
+    ``graph``), and ``names=False`` uses none.  For a function, ``names`` is a
+    list of its inputs' labels (default: its parameter names).
     ``rankdir`` is ``"LR"`` (left to right), ``"TB"`` (top to bottom) or
     ``"auto"``: top to bottom for long chains (more than 8 ranks), such as a
     training step, so they fit a page; the player, the HTML page and the
@@ -153,7 +155,9 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     if callable(source) and not _source.is_event_list(source) and not _source.rec.is_tape(source):
         return _animate_function(source, args, names, title, rankdir, vary, span, points, linked)
     found = _source.events_of(source, family=True)
-    model = _model.build(found.events, names=_source.name_map(names), subscripts=True, traced=found.traced)
+    labels = {} if names is False else _source.caller_names(_source.tensor_ids(found.events))
+    labels.update(_source.name_map(names or None))
+    model = _model.build(found.events, names=labels, subscripts=True, traced=found.traced)
     story = _story.build_story(found.events, model, title)
     story["details"] = _details.node_details(model)
     _lay_out(story, rankdir)
