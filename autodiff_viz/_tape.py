@@ -18,6 +18,7 @@ import contextlib
 import enum
 import itertools
 import warnings
+import weakref
 
 from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
@@ -62,6 +63,7 @@ class GradientTape:
         self._freed = 0  # records before this index have released their saved values
         self._parent = None
         self._traces: list = []  # the ad.trace()s that saw this tape: it keeps them alive, the package doesn't
+        self._entry = None       # what stands on the thread's stack for a tape started by watch(): _ImplicitEntry
 
     # -- context --------------------------------------------------------------
     def __enter__(self):
@@ -72,10 +74,11 @@ class GradientTape:
         self._pop()
         return False
 
-    def _push(self):
+    def _push(self, implicit=False):
         if self._pushed:
             raise RuntimeError("this GradientTape is already recording")
-        self._parent = _context.push_tape(self)
+        self._entry = _ImplicitEntry(self, _context.state.tapes) if implicit else None
+        self._parent = _context.push_tape(self._entry or self)
         self._pushed = True
         self._recording = True
         if LISTENING[0]:
@@ -84,7 +87,8 @@ class GradientTape:
     def _pop(self):
         if not self._pushed:
             return
-        _context.pop_tape(self)
+        _context.pop_tape(self._entry or self)
+        self._entry = None
         self._pushed = False
         self._recording = False
         if LISTENING[0]:
@@ -95,7 +99,9 @@ class GradientTape:
         """Watch a tensor, a variable or a nested list of them.
 
         A tape used without ``with`` starts recording at its first ``watch``
-        and stops when ``gradient`` is called (the guides use it that way).
+        and stops when ``gradient`` is called (the guides use it that way), or
+        when the program lets go of the tape: one never used does not go on
+        recording every later op.
         """
         for t in _nest.flatten(tensor):
             if not isinstance(t, Tensor):
@@ -111,7 +117,7 @@ class GradientTape:
                     emit("watch", tape=self, tensor=t, auto=False)
         if not self._pushed and not self._spent and not self._recording:
             self._implicit = True
-            self._push()
+            self._push(implicit=True)
 
     def _watch_variable(self, var, auto):
         self._live.add(var._id)
@@ -319,6 +325,37 @@ class GradientTape:
         (result,) = _jacobian_rows(self, target, [source], target.shape[1:], zero, batch=True)
         self._finish([source], [result])
         return result
+
+
+class _ImplicitEntry:
+    """Stands on the thread's tape stack for a tape that ``watch()`` started outside ``with``.
+
+    It holds the tape weakly and passes every question the recorder asks on
+    to it; when the program drops the tape, the entry leaves the stack (and
+    the count of active tapes) with it.
+    """
+
+    __slots__ = ("_ref", "_id", "_stack", "__weakref__")
+
+    def __init__(self, tape, stack):
+        self._id = tape._id
+        self._stack = stack
+        self._ref = weakref.ref(tape, self._gone)
+
+    def _gone(self, _ref):
+        _context.forget_tape(self._stack, self)
+
+    def __getattr__(self, name):
+        tape = self._ref()
+        if tape is None:  # dropped, and the entry not yet off the stack: it records nothing
+            dead = {"_recording": False, "_auto": False, "_spent": True, "_live": frozenset()}
+            if name in dead:
+                return dead[name]
+            raise AttributeError(name)
+        return getattr(tape, name)
+
+    def __repr__(self):
+        return f"<stack entry of implicit GradientTape {self._id}>"
 
 
 def _jacobian_rows(tape, target, sources, row_shape, zero, batch):
