@@ -2,10 +2,14 @@
 
 A primitive pairs a forward function on raw arrays with a gradient rule
 written in the package's own ops (so gradients of gradients work), and says
-which values the rule needs saved.  ``RegisterGradient`` replaces a rule with
-TensorFlow's signature ``rule(op, grad)``.
+which values the rule needs saved.  ``RegisterGradient`` adds a rule with
+TensorFlow's signature ``rule(op, grad)`` for an op type that has none (as in
+TF, a second rule for one type is a ``KeyError``); :func:`gradient_override`
+replaces a rule for the length of a ``with`` block only.
 """
 from __future__ import annotations
+
+import contextlib
 
 
 class Primitive:
@@ -48,6 +52,7 @@ def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None,
 
 
 def lookup(type: str) -> Primitive:
+    """The primitive named ``type``; ``LookupError`` naming it when there is none."""
     try:
         return PRIMITIVES[type]
     except KeyError:
@@ -55,12 +60,21 @@ def lookup(type: str) -> Primitive:
 
 
 class RegisterGradient:
-    """Decorator registering (or overriding) the gradient rule of an op type.
+    """Decorator registering the gradient rule of an op type that has none yet.
+
+    As in TensorFlow, an op type that already has a rule (every built-in op,
+    ``no_gradient`` ones included) raises ``KeyError``: replace a rule for a
+    while with :func:`gradient_override` instead.
 
     >>> import autodiff_viz as ad
     >>> @ad.RegisterGradient("MyIdentityGrad")
     ... def _rule(op, grad):
     ...     return grad
+    >>> try:
+    ...     ad.RegisterGradient("Sin")(_rule)
+    ... except KeyError as e:
+    ...     print("KeyError")
+    KeyError
     """
 
     def __init__(self, op_type: str):
@@ -69,8 +83,58 @@ class RegisterGradient:
         self._op_type = op_type
 
     def __call__(self, rule):
+        if not callable(rule):
+            raise TypeError(f"RegisterGradient({self._op_type!r}): the rule must be a function rule(op, grad), "
+                            f"got {type(rule).__name__}")
+        _refuse_second_rule(self._op_type, "RegisterGradient")
         register_rule(self._op_type, rule)
         return rule
+
+
+def has_rule(op_type: str) -> bool:
+    """Whether ``op_type`` has a gradient rule (``no_gradient`` counts as one, as in TF)."""
+    p = PRIMITIVES.get(op_type)
+    return (p is not None and p.grad is not _MISSING) or op_type in _custom_rules
+
+
+def _refuse_second_rule(op_type, who):
+    if has_rule(op_type):
+        raise KeyError(f"{who}: registering two gradients with name {op_type!r}: the op type already has a "
+                       f"rule. To replace it for a while, use `with ad.extend.gradient_override({op_type!r}, rule):`")
+
+
+@contextlib.contextmanager
+def gradient_override(op_type: str, rule):
+    """Use ``rule`` as the gradient of ``op_type`` inside the block; the rule it had comes back on exit.
+
+    For exercises and experiments that replace a built-in rule on purpose
+    (``RegisterGradient`` refuses to, as TensorFlow does).  The registry is
+    process-wide, so the override holds in every thread while the block runs.
+
+    >>> import autodiff_viz as ad
+    >>> x = ad.constant(0.5)
+    >>> with gradient_override("Sin", lambda op, g: (g * 100.0,)):
+    ...     with ad.GradientTape() as tape:
+    ...         tape.watch(x)
+    ...         y = ad.sin(x)
+    ...     print(float(tape.gradient(y, x)))
+    100.0
+    >>> with ad.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = ad.sin(x)
+    >>> round(float(tape.gradient(y, x)), 4)  # cos(0.5): the built-in rule is back
+    0.8776
+    """
+    if not callable(rule) and rule is not NOT_DIFFERENTIABLE:
+        raise TypeError(f"gradient_override({op_type!r}): the rule must be a function rule(op, grad), "
+                        f"got {type(rule).__name__}")
+    p = lookup(op_type)
+    saved = (p.grad, p.save_inputs, p.save_output)
+    register_rule(op_type, rule)
+    try:
+        yield
+    finally:
+        p.grad, p.save_inputs, p.save_output = saved
 
 
 _custom_rules: dict[str, object] = {}
@@ -88,10 +152,14 @@ def register_rule(op_type: str, rule) -> None:
 
 
 def no_gradient(op_type: str) -> None:
-    """Declare ``op_type`` not differentiable: its gradient is None, not an error."""
+    """Declare ``op_type`` not differentiable: its gradient is None, not an error.
+
+    An op type that already has a rule raises ``KeyError``, as in TensorFlow.
+    """
     p = PRIMITIVES.get(op_type)
     if p is None:
         raise LookupError(f"no_gradient: no op type named {op_type!r}")
+    _refuse_second_rule(op_type, "no_gradient")
     p.grad = NOT_DIFFERENTIABLE
     p.save_inputs = ()
     p.save_output = False

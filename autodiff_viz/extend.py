@@ -47,8 +47,15 @@ the same for an op of your own:
 Then check the new rules against finite differences with
 ``ad.test.compute_gradient`` (the package's own test suite does so for every
 row of its table).
-"""
-from ._registry import NOT_DIFFERENTIABLE, PRIMITIVES, defop, lookup
-from ._tensor import InvalidArgumentError, as_tensor, execute
 
-__all__ = ["defop", "execute", "as_tensor", "lookup", "NOT_DIFFERENTIABLE", "PRIMITIVES", "InvalidArgumentError"]
+A gradient rule of an op type that has none is added with
+``ad.RegisterGradient``; replacing a rule that exists (an exercise, an
+experiment) is done for the length of a block with
+``with gradient_override("Sin", rule):``, which puts the old rule back.
+"""
+from ._registry import NOT_DIFFERENTIABLE, PRIMITIVES, defop, gradient_override, has_rule, lookup
+from ._tensor import as_tensor, execute, numeric
+from .errors import InvalidArgumentError
+
+__all__ = ["defop", "execute", "as_tensor", "numeric", "lookup", "gradient_override", "has_rule",
+           "NOT_DIFFERENTIABLE", "PRIMITIVES", "InvalidArgumentError"]
