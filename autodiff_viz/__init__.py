@@ -13,23 +13,32 @@ with ``import autodiff_viz as tf``.
 from . import _primitives  # noqa: F401  (the op table)
 from ._backend import backend, set_backend
 from ._custom import custom_gradient
-from ._dtypes import DType, as_dtype, bool_ as bool, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: A004
+from ._dtypes import (  # noqa: A004
+    DType, as_dtype, bool_ as bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
+    uint8, uint16, uint32, uint64,
+)
 from ._ops import (
-    InvalidArgumentError, abs, add, add_n, argmax, argmin, broadcast_to, cast, clip_by_norm, clip_by_value, concat,
-    cos, divide, equal, exp, expand_dims, eye, fill, greater, greater_equal, identity, less, less_equal, linspace,
-    log, log1p, logical_and, logical_not, logical_or, matmul, maximum, minimum, multiply, negative, not_equal, ones,
-    ones_like, pow, range, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, reshape, round, sigmoid,
-    sign, sin, sqrt, square, squared_difference, squeeze, stack, stop_gradient, subtract, tan, tanh, transpose,
-    unstack, where, zeros, zeros_like,
+    InvalidArgumentError, abs, add, add_n, argmax, argmin, broadcast_to, cast, ceil, clip_by_norm, clip_by_value,
+    concat, cos, divide, einsum, equal, exp, expand_dims, eye, fill, floor, greater, greater_equal, identity, less,
+    less_equal, linspace, log, log1p, logical_and, logical_not, logical_or, matmul, maximum, minimum, multiply,
+    negative, norm, not_equal, one_hot, ones, ones_like, pad, pow, range, rank, reduce_max, reduce_mean, reduce_min,
+    reduce_prod, reduce_sum, reshape, round, shape, sigmoid, sign, sin, size, sqrt, square, squared_difference,
+    squeeze, stack, stop_gradient, subtract, tan, tanh, transpose, truediv, unstack, where, zeros, zeros_like,
 )
 from ._registry import NotDifferentiable, RegisterGradient, no_gradient
+from ._shape import TensorShape
 from ._tape import GradientTape, UnconnectedGradients, name_scope
 from ._tensor import EagerTensor, ResourceVariable, Tensor, Variable, constant, convert_to_tensor
-from . import image, linalg, math, nn, random, test  # noqa: E402
+from . import config, errors, image, linalg, math, nn, random, test  # noqa: E402
+from .config import device  # noqa: E402
 from ._module import Module  # noqa: E402
-from . import autodiff, data, keras  # noqa: E402
+from . import autodiff, data, extend, keras  # noqa: E402
 from .events import Trace  # noqa: E402
 from ._recording import trace  # noqa: E402
+from ._missing import missing_api as _missing_api  # noqa: E402
+
+newaxis = None  # x[:, tf.newaxis], as NumPy's
+_not_here = _missing_api(__name__)
 
 
 def __getattr__(name):
@@ -38,7 +47,8 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'autodiff_viz' has no attribute {name!r}")
+    # Any other missing name is a TensorFlow API this package does not have: say so in words.
+    return _not_here(name)
 
 __version__ = "0.1.0"
 

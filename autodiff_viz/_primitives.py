@@ -11,6 +11,8 @@ output's tangent.  Ops declared not differentiable need none.
 """
 from __future__ import annotations
 
+import math as _math
+
 from . import _backend, _ops as o
 from ._registry import NOT_DIFFERENTIABLE as NONE, defop
 
@@ -188,7 +190,146 @@ def _cast_jvp(op, t):
     return o.cast(t[0], op.out_dtype)
 
 
+def _det_grad(op, g):
+    # d det(A) / dA = det(A) · A^-T, one matrix per batch element.
+    a, d = op.inputs[0], op.outputs[0]
+    scale = o.expand_dims(o.expand_dims(g * d, -1), -1)
+    return (scale * o._matrix_t(o.inv(a)),)
+
+
+def _solve_grad(op, g):
+    # X = A^-1 B:  dB = A^-T g,  dA = -dB X^T.
+    a, x = op.inputs[0], op.outputs[0]
+    gb = o.solve(o._matrix_t(a), g)
+    return -o.matmul(gb, x, transpose_b=True), gb
+
+
+def _pad_inside(op):
+    """The slice of a padded tensor that holds the original."""
+    return tuple(slice(before, before + d) for d, (before, _) in zip(op.in_shapes[0], op.attrs["paddings"]))
+
+
+def _einsum_grad(op, g):
+    # Each operand's gradient is the einsum of the upstream with the other operands.  Letters only
+    # that operand has were summed by the forward pass: the gradient is the same along them.
+    ins, out = op.attrs["inputs"], op.attrs["output"]
+    grads = []
+    for k, letters in enumerate(ins):
+        others = [j for j in range(len(ins)) if j != k]
+        known = set(out).union(*[ins[j] for j in others])
+        keep = "".join(c for c in letters if c in known)
+        gk = o.einsum(",".join([out] + [ins[j] for j in others]) + "->" + keep, g, *[op.inputs[j] for j in others])
+        if keep != letters:
+            sizes = dict(zip(keep, gk.shape))
+            gk = o.reshape(gk, tuple(sizes[c] if c in sizes else 1 for c in letters))
+            gk = o.broadcast_to(gk, tuple(sizes.get(c, d) for c, d in zip(letters, op.in_shapes[k])))
+        grads.append(gk)
+    return tuple(grads)
+
+
+def _einsum_jvp(op, t):
+    total = None
+    for k, tk in enumerate(t):
+        if tk is None:
+            continue
+        args = list(op.inputs)
+        args[k] = tk
+        term = o.einsum(op.attrs["equation"], *args)
+        total = term if total is None else total + term
+    return total
+
+
 # Elementwise helpers so the forward stays in the array namespace.
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_TWO_OVER_SQRT_PI = 2.0 / _math.sqrt(_math.pi)
+
+
+def _erf_slope(x):
+    return _TWO_OVER_SQRT_PI * o.exp(-o.square(x))
+
+
+def _erf(xp, x):
+    """erf by its series of positive terms: erf(x) = 2/√π · exp(−x²) · Σₙ (2x²)ⁿ·x / (1·3·…·(2n+1)).
+
+    The Array API has no erf.  With all terms of one sign nothing cancels, so
+    the sum is good to a few units in the last place; past |x| = 6, erf is ±1
+    in double precision.  Computed in float64, returned in x's dtype.
+    """
+    v = xp.clip(xp.astype(x, xp.float64), -6.0, 6.0)
+    two_x2 = 2.0 * v * v
+    term = total = v
+    for n in range(1, 400):
+        term = term * two_x2 / (2.0 * n + 1.0)
+        total = total + term
+        if n > 8 and float(xp.max(xp.abs(term) - 1e-17 * xp.abs(total))) <= 0.0 if v.size else True:
+            break
+    return xp.astype(_TWO_OVER_SQRT_PI * xp.exp(-(v * v)) * total, x.dtype)
+
+
+def _integral(xp, dtype) -> bool:
+    return xp.isdtype(dtype, "integral") if hasattr(xp, "isdtype") else dtype.kind in "iu"
+
+
+def _mean(xp, x, axis, keepdims):
+    if not _integral(xp, x.dtype):
+        return xp.mean(x, axis=axis, keepdims=keepdims)
+    # TF's integer mean: the sum divided by the count, truncated toward zero (mean([1, 2, 4]) is 2).
+    total = xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    n = 1
+    for i, d in enumerate(x.shape):
+        if axis is None or i in axis:
+            n *= d
+    if n == 0:
+        return total
+    q = xp.abs(total) // n
+    return xp.where(total < 0, -q, q)
+
+
+def _nonzero_divisor(xp, y):
+    """As TF, an integer division by zero is an error (NumPy would warn and give 0)."""
+    if _integral(xp, y.dtype) and bool(xp.any(y == 0)):
+        raise ZeroDivisionError("integer division by zero")
+    return y
+
+
+def _pad(xp, x, paddings, constant_values):
+    shape = tuple(before + d + after for d, (before, after) in zip(x.shape, paddings))
+    out = xp.full(shape, constant_values, dtype=x.dtype)
+    out[tuple(slice(before, before + d) for d, (before, _) in zip(x.shape, paddings))] = x
+    return out
+
+
+def _einsum(xp, *xs, equation, inputs, output):
+    if hasattr(xp, "einsum"):
+        return xp.einsum(equation, *xs)
+    # A namespace without einsum (the strict Array API): line every operand up on all the letters,
+    # multiply with broadcasting, sum the letters the output lacks.
+    letters = list(output) + sorted({c for s in inputs for c in s} - set(output))
+    total = None
+    for x, s in zip(xs, inputs):
+        order = sorted(range(len(s)), key=lambda i: letters.index(s[i]))
+        x = xp.permute_dims(x, tuple(order))
+        sizes = dict(zip([s[i] for i in order], x.shape))
+        x = xp.reshape(x, tuple(sizes.get(c, 1) for c in letters))
+        total = x if total is None else total * x
+    summed = tuple(range(len(output), len(letters)))
+    return xp.sum(total, axis=summed, dtype=total.dtype) if summed else total
+
+
+def _diagonal(xp, x):
+    linalg = getattr(xp, "linalg", None)
+    if linalg is not None and hasattr(linalg, "diagonal"):
+        return linalg.diagonal(x)
+    return xp.diagonal(x, axis1=-2, axis2=-1)
+
+
+def _one_hot(xp, indices, depth, on_value, off_value, axis, dtype):
+    shape = tuple(depth if i == axis else 1 for i in range(indices.ndim + 1))
+    hit = xp.expand_dims(indices, axis=axis) == xp.reshape(xp.arange(depth, dtype=indices.dtype), shape)
+    return xp.where(hit, xp.asarray(on_value, dtype=dtype), xp.asarray(off_value, dtype=dtype))
+
+
 def _sigmoid(xp, x):
     return 0.5 * (xp.tanh(0.5 * x) + 1.0)  # no overflow for large |x|
 
@@ -274,7 +415,20 @@ defop("Sign",     lambda xp, x: xp.sign(x),                      lambda op, g: (
       show=('sign(a)', '0'))
 defop("Round",    lambda xp, x: xp.round(x),                     NONE,
       show=('round(a)',))
+defop("Floor",    lambda xp, x: xp.floor(x),                     NONE,
+      show=('⌊a⌋',))
+defop("Ceil",     lambda xp, x: xp.ceil(x),                      NONE,
+      show=('⌈a⌉',))
+defop("FloorDiv", lambda xp, x, y: xp.floor_divide(x, _nonzero_divisor(xp, y)), NONE,
+      show=('⌊a / b⌋',))
+defop("FloorMod", lambda xp, x, y: xp.remainder(x, _nonzero_divisor(xp, y)),
+      lambda op, g: (g, -g * o.floordiv(op.inputs[0], op.inputs[1])), save="all",
+      jvp=lambda op, t: t[0] - t[1] * o.floordiv(op.inputs[0], op.inputs[1]),
+      show=('a mod b = a − ⌊a / b⌋·b', '1', '−⌊a / b⌋'))
 # Transcendental
+defop("Erf",      _erf,                                          lambda op, g: (g * _erf_slope(op.inputs[0]),), save="all",
+      jvp=lambda op, t: t[0] * _erf_slope(op.inputs[0]),
+      show=('erf(a)', '(2/√π)·exp(−a²)'))
 defop("Exp",      lambda xp, x: xp.exp(x),                       lambda op, g: (g * op.outputs[0],), save_output=True,
       jvp=lambda op, t: t[0] * op.outputs[0],
       show=('exp(a)', 'exp(a)'))
@@ -314,9 +468,46 @@ defop("SigmoidGrad", lambda xp, y, g: g * y * (1.0 - y),
       show=('b·a·(1 − a)   (a = σ(x), b: upstream)', 'b·(1 − 2a)', 'a·(1 − a)'))
 # Neural-network
 defop("Relu",     lambda xp, x: xp.maximum(x, 0),
-      lambda op, g: (o.where(o.greater(op.outputs[0], 0.0), g, 0.0),), save_output=True,
-      jvp=lambda op, t: o.where(o.greater(op.outputs[0], 0.0), t[0], 0.0),
+      lambda op, g: (o._relu_grad(g, op.outputs[0]),), save_output=True,
+      jvp=lambda op, t: o._relu_grad(t[0], op.outputs[0]),
       show=('relu(a) = max(a, 0)', '1 where a > 0, else 0'))
+# Fused as in TF (one op where a rule would take two); its own rule gives relu's second
+# derivative, 0 and never None, at 0 too.  (g: upstream, y: relu's output.)
+defop("ReluGrad", lambda xp, g, y: xp.where(y > 0, g, xp.zeros((), dtype=g.dtype)),
+      lambda op, u: (o._relu_grad(u, op.inputs[1]), o.zeros_like(op.inputs[1])), save=(1,),
+      jvp=lambda op, t: o._relu_grad(t[0], op.inputs[1]),
+      show=('a where b > 0, else 0   (a: upstream, b = relu(x))', '1 where b > 0, else 0', '0'))
+defop("Relu6",    lambda xp, x: xp.minimum(xp.maximum(x, 0), 6),
+      lambda op, g: (o._relu6_grad(g, op.outputs[0]),), save_output=True,
+      jvp=lambda op, t: o._relu6_grad(t[0], op.outputs[0]),
+      show=('min(max(a, 0), 6)', '1 where 0 < a < 6, else 0'))
+defop("Relu6Grad", lambda xp, g, y: xp.where(xp.logical_and(y > 0, y < 6), g, xp.zeros((), dtype=g.dtype)),
+      lambda op, u: (o._relu6_grad(u, op.inputs[1]), o.zeros_like(op.inputs[1])), save=(1,),
+      jvp=lambda op, t: o._relu6_grad(t[0], op.inputs[1]),
+      show=('a where 0 < b < 6, else 0   (a: upstream, b = relu6(x))', '1 where 0 < b < 6, else 0', '0'))
+defop("LeakyRelu", lambda xp, x, alpha: xp.where(x > 0, x, x * alpha),
+      lambda op, g: (o._leaky_relu_grad(g, op.inputs[0], op.attrs["alpha"]),), save="all",
+      jvp=lambda op, t: o._leaky_relu_grad(t[0], op.inputs[0], op.attrs["alpha"]),
+      show=('a where a > 0, else α·a', '1 where a > 0, else α'))
+defop("LeakyReluGrad", lambda xp, g, x, alpha: xp.where(x > 0, g, g * alpha),
+      lambda op, u: (o._leaky_relu_grad(u, op.inputs[1], op.attrs["alpha"]), o.zeros_like(op.inputs[1])),
+      save=(1,),
+      jvp=lambda op, t: o._leaky_relu_grad(t[0], op.inputs[1], op.attrs["alpha"]),
+      show=('a where b > 0, else α·a   (a: upstream, b = x)', '1 where b > 0, else α', '0'))
+defop("Elu",      lambda xp, x: xp.where(x > 0, x, xp.expm1(xp.minimum(x, xp.zeros_like(x)))),
+      lambda op, g: (o.where(o.less(op.outputs[0], 0.0), g * (op.outputs[0] + 1.0), g),), save_output=True,
+      jvp=lambda op, t: o.where(o.less(op.outputs[0], 0.0), t[0] * (op.outputs[0] + 1.0), t[0]),
+      show=('a where a > 0, else exp(a) − 1', '1 where a > 0, else exp(a)'))
+defop("Selu",     lambda xp, x: _SELU_SCALE * xp.where(x > 0, x, _SELU_ALPHA * xp.expm1(xp.minimum(x, xp.zeros_like(x)))),
+      lambda op, g: (o.where(o.less(op.outputs[0], 0.0), g * (op.outputs[0] + _SELU_SCALE * _SELU_ALPHA),
+                             g * _SELU_SCALE),), save_output=True,
+      jvp=lambda op, t: o.where(o.less(op.outputs[0], 0.0), t[0] * (op.outputs[0] + _SELU_SCALE * _SELU_ALPHA),
+                                t[0] * _SELU_SCALE),
+      show=('λ·a where a > 0, else λα·(exp(a) − 1)', 'λ where a > 0, else λα·exp(a)'))
+defop("Softsign", lambda xp, x: x / (1 + xp.abs(x)),
+      lambda op, g: (g / o.square(1.0 + o.abs(op.inputs[0])),), save="all",
+      jvp=lambda op, t: t[0] / o.square(1.0 + o.abs(op.inputs[0])),
+      show=('a / (1 + |a|)', '1 / (1 + |a|)²'))
 defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g: (g * o.sigmoid(op.inputs[0]),), save="all",
       jvp=lambda op, t: t[0] * o.sigmoid(op.inputs[0]),
       show=('log(1 + exp(a))', 'σ(a)'))
@@ -327,10 +518,11 @@ defop("LogSoftmax", _log_softmax,                                _log_softmax_gr
       jvp=lambda op, t: t[0] - o.reduce_sum(o.exp(op.outputs[0]) * t[0], axis=op.attrs["axis"], keepdims=True),
       show=('log softmax(a)', 'I − softmax(a) per row'))
 # Reductions (axis: a tuple of non-negative ints or None)
-defop("Sum",      lambda xp, x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims),   lambda op, g: (_reduce_back(op, g),),
+defop("Sum",      lambda xp, x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+      lambda op, g: (_reduce_back(op, g),),
       jvp=lambda op, t: o.reduce_sum(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
       show=('Σ a', '1 for every element'))
-defop("Mean",     lambda xp, x, axis, keepdims: xp.mean(x, axis=axis, keepdims=keepdims),
+defop("Mean",     _mean,
       lambda op, g: (_reduce_back(op, g) / float(_count(op)),),
       jvp=lambda op, t: o.reduce_mean(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
       show=('mean(a)', '1/n for every element'))
@@ -340,7 +532,8 @@ defop("Max",      lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=ke
 defop("Min",      lambda xp, x, axis, keepdims: xp.min(x, axis=axis, keepdims=keepdims),   _extreme_grad, save="all", save_output=True,
       jvp=_extreme_jvp,
       show=('min(a)', '1 at the minimum (ties share)'))
-defop("Prod",     lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims),  _prod_grad, save="all",
+defop("Prod",     lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+      _prod_grad, save="all",
       jvp=_prod_jvp,
       show=('Π a', 'product of the other elements'))
 defop("ArgMax",   lambda xp, x, axis: xp.astype(xp.argmax(x, axis=axis), xp.int64),      NONE,
@@ -393,6 +586,29 @@ defop("Identity", lambda xp, x: x,                               lambda op, g: (
       show=('a', '1'))
 defop("StopGradient", lambda xp, x: x,                           NONE,
       show=('stop_gradient(a)',))
+defop("PadV2",    _pad,                                          lambda op, g: (o.getitem(g, _pad_inside(op)),),
+      jvp=lambda op, t: o.pad(t[0], op.attrs["paddings"]),
+      show=('pad(a)', '1 inside the padding, cut back out'))
+defop("Einsum",   _einsum,                                       _einsum_grad, save="all",
+      jvp=_einsum_jvp,
+      show=('einsum(equation, a, b, …)', 'einsum of the upstream with the other operands'))
+defop("MatrixDiagPartV3", lambda xp, x: _diagonal(xp, x),
+      lambda op, g: (o._matrix_diag(g, op.in_shapes[0][-2], op.in_shapes[0][-1]),),
+      jvp=lambda op, t: o.diag_part(t[0]),
+      show=('diag(A)', '1 on the diagonal, 0 elsewhere'))
+defop("MatrixInverse", lambda xp, a: xp.linalg.inv(a),
+      lambda op, g: (-o.matmul(op.outputs[0], o.matmul(g, op.outputs[0], transpose_b=True), transpose_a=True),),
+      save_output=True,
+      jvp=lambda op, t: -o.matmul(op.outputs[0], o.matmul(t[0], op.outputs[0])),
+      show=('A⁻¹', '−A⁻ᵀ · upstream · A⁻ᵀ'))
+defop("MatrixDeterminant", lambda xp, a: xp.linalg.det(a),     _det_grad, save="all", save_output=True,
+      jvp=lambda op, t: op.outputs[0] * o.reduce_sum(o._matrix_t(o.inv(op.inputs[0])) * t[0], axis=(-2, -1)),
+      show=('det(A)', 'det(A)·A⁻ᵀ'))
+defop("MatrixSolve", lambda xp, a, b: xp.linalg.solve(a, b),     _solve_grad, save="all", save_output=True,
+      jvp=lambda op, t: o.solve(op.inputs[0], t[1] - o.matmul(t[0], op.outputs[0])),
+      show=('A⁻¹·B (X solving A·X = B)', '−A⁻ᵀ·upstream·Xᵀ', 'A⁻ᵀ·upstream'))
+defop("OneHot",   _one_hot,                                      NONE,
+      show=('one_hot(a)',))
 defop("Cast",     lambda xp, x, dtype: xp.astype(x, dtype),      _cast_grad,
       jvp=_cast_jvp,
       show=('cast(a)', '1 (cast back)'))

@@ -1,2 +1,13 @@
-"""``ad.linalg``: matrix products."""
-from ._ops import matmul, transpose  # noqa: F401
+"""``ad.linalg``: matrix products, inverses, determinants, solves, norms (as ``tf.linalg``).
+
+>>> import autodiff_viz as ad
+>>> a = ad.constant([[2.0, 0.0], [0.0, 4.0]])
+>>> ad.linalg.solve(a, ad.constant([[2.0], [2.0]])).numpy().tolist()
+[[1.0], [0.5]]
+"""
+from ._missing import missing_api
+from ._ops import det, diag_part, einsum, inv, matmul, matrix_transpose, norm, solve, trace, transpose  # noqa: F401
+
+adjoint = matrix_transpose  # real matrices: the adjoint is the transpose
+
+__getattr__ = missing_api(__name__)

@@ -1,9 +1,12 @@
-"""``ad.nn``: activations and losses."""
+"""``ad.nn``: activations and losses (as ``tf.nn``)."""
 from __future__ import annotations
 
+import math as _math
+
 from . import _ops as o
+from ._missing import missing_api
 from ._ops import relu, sigmoid, softplus, tanh  # noqa: F401
-from .extend import InvalidArgumentError, as_tensor, execute  # noqa: F401
+from .extend import InvalidArgumentError, as_tensor, execute, numeric  # noqa: F401
 from .extend import PRIMITIVES as _P
 from ._context import name_scope
 
@@ -15,12 +18,12 @@ def _one_axis(axis, x, op):
 
 
 def softmax(logits, axis=-1, name=None):
-    logits = as_tensor(logits)
+    logits = numeric(logits, "Softmax", "real")
     return execute(_P["Softmax"], (logits,), {"axis": _one_axis(axis, logits, "Softmax")})
 
 
 def log_softmax(logits, axis=-1, name=None):
-    logits = as_tensor(logits)
+    logits = numeric(logits, "LogSoftmax", "real")
     return execute(_P["LogSoftmax"], (logits,), {"axis": _one_axis(axis, logits, "LogSoftmax")})
 
 
@@ -46,3 +49,122 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
         relu_logits = o.where(cond, logits, o.zeros_like(logits))
         neg_abs_logits = o.where(cond, -logits, logits)
         return relu_logits - logits * labels + o.log1p(o.exp(neg_abs_logits))
+
+
+# -- more activations ---------------------------------------------------------
+def relu6(features, name=None):
+    """``min(max(x, 0), 6)``."""
+    return execute(_P["Relu6"], (numeric(features, "Relu6"),))
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """``x`` where ``x > 0``, else ``alpha * x`` (TF's default alpha is 0.2).
+
+    >>> leaky_relu(as_tensor([-1.0, 2.0])).numpy().tolist()
+    [-0.20000000298023224, 2.0]
+    """
+    x = numeric(features, "LeakyRelu")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise TypeError(f"LeakyRelu: alpha must be a number, got {alpha!r}")
+    return execute(_P["LeakyRelu"], (x,), {"alpha": float(alpha)})
+
+
+def elu(features, name=None):
+    """``x`` where ``x > 0``, else ``exp(x) - 1``."""
+    return execute(_P["Elu"], (numeric(features, "Elu", "real"),))
+
+
+def selu(features, name=None):
+    """Scaled ELU: ``scale * elu``-like with TF's constants (scale 1.0507..., alpha 1.6733...)."""
+    return execute(_P["Selu"], (numeric(features, "Selu", "real"),))
+
+
+def softsign(features, name=None):
+    """``x / (1 + |x|)``."""
+    return execute(_P["Softsign"], (numeric(features, "Softsign", "real"),))
+
+
+def gelu(features, approximate=False, name=None):
+    """Gaussian error linear unit, as TF computes it: ``0.5·x·(1 + erf(x/√2))``, or the tanh approximation.
+
+    >>> round(float(gelu(as_tensor(1.0))), 6)
+    0.841345
+    """
+    x = numeric(features, "gelu", "real")
+    with name_scope("Gelu"):
+        if approximate:
+            c = _math.sqrt(2.0 / _math.pi)
+            return 0.5 * x * (1.0 + o.tanh(c * (x + 0.044715 * (x * x * x))))
+        return 0.5 * x * (1.0 + o.erf(x * (1.0 / _math.sqrt(2.0))))
+
+
+def swish(features, beta=1.0, name=None):
+    """``x * sigmoid(beta * x)`` (also ``silu``)."""
+    x = numeric(features, "swish", "real")
+    with name_scope("swish"):
+        return x * o.sigmoid(beta * x)
+
+
+silu = swish
+
+
+# -- more losses and statistics --------------------------------------------------
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """``-log_softmax(logits)[label]`` per example: labels are class indices, shape ``logits.shape[:-1]``.
+
+    As TF, a label outside ``[0, num_classes)`` is an InvalidArgumentError.
+
+    >>> loss = sparse_softmax_cross_entropy_with_logits(as_tensor([1]), as_tensor([[0.0, 0.0]]))
+    >>> round(float(loss[0]), 6)  # log 2
+    0.693147
+    """
+    logits = numeric(logits, "SparseSoftmaxCrossEntropyWithLogits", "real")
+    labels = as_tensor(labels)
+    if not labels.dtype.is_integer:
+        raise TypeError(f"SparseSoftmaxCrossEntropyWithLogits: labels must be class indices (integers), got dtype "
+                        f"{labels.dtype.name}")
+    if logits.ndim < 1 or labels.shape != logits.shape[:-1]:
+        raise InvalidArgumentError(f"SparseSoftmaxCrossEntropyWithLogits: labels of shape {labels.shape} need the "
+                                   f"logits' shape without its last axis, {logits.shape[:-1]} (logits {logits.shape})")
+    n = logits.shape[-1]
+    values = labels.numpy()
+    if values.size and (values.min() < 0 or values.max() >= n):
+        bad = values[(values < 0) | (values >= n)].reshape(-1)[0]
+        raise InvalidArgumentError(f"SparseSoftmaxCrossEntropyWithLogits: received a label value of {bad} which is "
+                                   f"outside the valid range of [0, {n})")
+    with name_scope("sparse_softmax_cross_entropy"):
+        picked = o.one_hot(labels, n, dtype=logits.dtype)
+        return -o.reduce_sum(picked * log_softmax(logits), axis=-1)
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """``(mean, variance)`` over ``axes``, as ``tf.nn.moments``."""
+    x = numeric(x, "moments", "real")
+    with name_scope("moments"):
+        mean = o.reduce_mean(x, axis=axes, keepdims=True)
+        variance = o.reduce_mean(o.squared_difference(x, o.stop_gradient(mean)), axis=axes, keepdims=True)
+        if not keepdims:
+            mean, variance = o.squeeze(mean, axis=axes), o.squeeze(variance, axis=axes)
+        return mean, variance
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """``(x - mean) / sqrt(variance + epsilon) * scale + offset`` (``offset``/``scale`` may be None)."""
+    x = numeric(x, "batch_normalization", "real")
+    with name_scope("batchnorm"):
+        inv = o.sqrt(variance + variance_epsilon)
+        inv = 1.0 / inv
+        if scale is not None:
+            inv = inv * scale
+        y = x * inv + ((offset - mean * inv) if offset is not None else -mean * inv)
+        return y
+
+
+def l2_loss(t, name=None):
+    """``sum(t²) / 2``."""
+    t = numeric(t, "L2Loss", "real")
+    with name_scope("l2_loss"):
+        return o.reduce_sum(t * t) * 0.5
+
+
+__getattr__ = missing_api(__name__)

@@ -7,9 +7,12 @@ is recorded on tapes like any other code.
 >>> import autodiff_viz as ad
 >>> model = ad.keras.Sequential([ad.keras.layers.Dense(4, activation="relu"), ad.keras.layers.Dense(1)])
 >>> model(ad.ones((2, 3))).shape
-(2, 1)
+TensorShape([2, 1])
 """
+from .._missing import missing_api
 from . import activations, initializers, layers, optimizers
-from .models import Sequential
+from .models import Model, Sequential
 
-__all__ = ["Sequential", "activations", "initializers", "layers", "optimizers"]
+__all__ = ["Model", "Sequential", "activations", "initializers", "layers", "optimizers"]
+
+__getattr__ = missing_api(__name__)

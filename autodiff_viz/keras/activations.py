@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import nn
+from .._missing import missing_api
 
 _BY_NAME = {
     "relu": nn.relu,
@@ -9,7 +10,17 @@ _BY_NAME = {
     "tanh": nn.tanh,
     "softmax": nn.softmax,
     "softplus": nn.softplus,
+    "softsign": nn.softsign,
+    "elu": nn.elu,
+    "selu": nn.selu,
+    "gelu": nn.gelu,
+    "relu6": nn.relu6,
+    "leaky_relu": nn.leaky_relu,
+    "swish": nn.swish,
+    "silu": nn.swish,
 }
+relu, sigmoid, tanh, softmax, softplus, softsign = nn.relu, nn.sigmoid, nn.tanh, nn.softmax, nn.softplus, nn.softsign
+elu, selu, gelu, relu6, leaky_relu, swish, silu = nn.elu, nn.selu, nn.gelu, nn.relu6, nn.leaky_relu, nn.swish, nn.swish
 
 
 def get(identifier):
@@ -27,3 +38,6 @@ def get(identifier):
         return _BY_NAME[identifier]
     raise ValueError(f"unknown activation {identifier!r}; choose one of {sorted(_BY_NAME) + ['linear']} "
                      "or pass a function")
+
+
+__getattr__ = missing_api(__name__)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import _ops, random
+from .._missing import missing_api
 from .._tensor import convert_to_tensor
 
 
@@ -85,3 +86,6 @@ def get(identifier):
     if callable(identifier):
         return identifier
     raise ValueError(f"an initializer must be a name or a callable, got {identifier!r}")
+
+
+__getattr__ = missing_api(__name__)

@@ -1,8 +1,11 @@
 """Keras-style layers: modules that create their weights on the first call."""
 from __future__ import annotations
 
-from .. import _ops
+import numbers
+
+from .. import _ops, nn
 from .._dtypes import as_dtype
+from .._missing import missing_api
 from .._module import Module, _snake_case, unique_name
 from .._tensor import ResourceVariable, Tensor, convert_to_tensor
 from . import activations, initializers
@@ -55,16 +58,29 @@ class Layer(Module):
             return self.call(inputs, *args, **kwargs)
 
     def _tracked_values(self) -> list:
-        return [self._weights] + super()._tracked_values()
+        # As Keras: the layer's own weights, then its attributes in the order they were set
+        # (tf.Module sorts attributes by name; Keras tracks them as they are assigned).
+        return [self._weights] + list(vars(self).values())
 
-    # Keras gives lists where tf.Module gives tuples.
+    # Keras gives lists where tf.Module gives tuples, trainable weights first, then the others.
     @property
     def variables(self) -> list:
-        return list(super().variables)
+        found = list(super().variables)
+        return [v for v in found if v.trainable] + [v for v in found if not v.trainable]
+
+    weights = variables
 
     @property
     def trainable_variables(self) -> list:
         return list(super().trainable_variables)
+
+    trainable_weights = trainable_variables
+
+    @property
+    def non_trainable_variables(self) -> list:
+        return [v for v in self.variables if not v.trainable]
+
+    non_trainable_weights = non_trainable_variables
 
 
 class Dense(Layer):
@@ -79,14 +95,14 @@ class Dense(Layer):
     []
     >>> y = layer(ad.constant([[1.0, 2.0, 3.0]]))
     >>> [(v.name, v.shape) for v in layer.trainable_variables]
-    [('kernel', (3, 2)), ('bias', (2,))]
+    [('kernel', TensorShape([3, 2])), ('bias', TensorShape([2]))]
     """
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", name=None, dtype="float32", trainable=True):
         super().__init__(name=name, dtype=dtype, trainable=trainable)
-        if int(units) <= 0:
-            raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
+        if isinstance(units, bool) or not isinstance(units, numbers.Real) or int(units) != units or units <= 0:
+            raise TypeError(f"Dense: units must be a positive integer, got {units!r}")
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
@@ -125,3 +141,69 @@ class Dense(Layer):
             raise AttributeError(f"Dense layer {self.__dict__.get('_name')!r} has no {name} yet: "
                                  "weights are created on the first call")
         raise AttributeError(name)
+
+
+class BatchNormalization(Layer):
+    """Normalize each feature by batch statistics while training, by moving averages otherwise.
+
+    ``y = gamma * (x - mean) / sqrt(variance + epsilon) + beta`` along ``axis``
+    (the features).  With ``training=True`` the mean and variance are the
+    batch's, and the non-trainable ``moving_mean``/``moving_variance`` move
+    toward them by ``1 - momentum``; without it (Keras's default outside
+    ``fit``) the moving ones are used.
+
+    >>> import autodiff_viz as ad
+    >>> bn = ad.keras.layers.BatchNormalization()
+    >>> y = bn(ad.constant([[1.0], [3.0]]), training=True)
+    >>> [round(v, 4) for v in y.numpy().ravel().tolist()], [v.name for v in bn.variables]
+    ([-0.9995, 0.9995], ['gamma', 'beta', 'moving_mean', 'moving_variance'])
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
+                 moving_variance_initializer="ones", name=None, dtype="float32", trainable=True):
+        super().__init__(name=name, dtype=dtype, trainable=trainable)
+        for what, v in (("momentum", momentum), ("epsilon", epsilon)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise TypeError(f"BatchNormalization: {what} must be a number, got {v!r}")
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+            raise TypeError(f"BatchNormalization: axis must be an integer, got {axis!r}")
+        self.axis, self.momentum, self.epsilon = int(axis), float(momentum), float(epsilon)
+        self.center, self.scale = bool(center), bool(scale)
+        self._inits = (gamma_initializer, beta_initializer, moving_mean_initializer, moving_variance_initializer)
+
+    def build(self, input_shape) -> None:
+        rank = len(input_shape)
+        if not -rank <= self.axis < rank:
+            raise ValueError(f"BatchNormalization {self.name!r}: axis {self.axis} is out of range for inputs of "
+                             f"shape {tuple(input_shape)}")
+        self._axis = self.axis % rank
+        dim = (input_shape[self._axis],)
+        g, b, mm, mv = self._inits
+        self.gamma = self.add_weight("gamma", dim, g) if self.scale else None
+        self.beta = self.add_weight("beta", dim, b) if self.center else None
+        self.moving_mean = self.add_weight("moving_mean", dim, mm, trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", dim, mv, trainable=False)
+        self.built = True
+
+    def call(self, inputs, training=None):
+        x = inputs if inputs.dtype == self._dtype else _ops.cast(inputs, self._dtype)
+        if x.ndim != len(self.moving_mean.shape) and x.shape[self._axis] != self.moving_mean.shape[0]:
+            raise ValueError(f"BatchNormalization {self.name!r} was built for {self.moving_mean.shape[0]} features, "
+                             f"got inputs of shape {x.shape}")
+        reduce = [i for i in range(x.ndim) if i != self._axis]
+        shape = tuple(d if i == self._axis else 1 for i, d in enumerate(x.shape))
+        if training:
+            mean, variance = nn.moments(x, reduce)
+            keep = 1.0 - self.momentum
+            self.moving_mean.assign(self.moving_mean * self.momentum + _ops.stop_gradient(mean) * keep)
+            self.moving_variance.assign(self.moving_variance * self.momentum + _ops.stop_gradient(variance) * keep)
+        else:
+            mean, variance = self.moving_mean, self.moving_variance
+        scale = None if self.gamma is None else _ops.reshape(self.gamma, shape)
+        offset = None if self.beta is None else _ops.reshape(self.beta, shape)
+        return nn.batch_normalization(x, _ops.reshape(mean, shape), _ops.reshape(variance, shape), offset, scale,
+                                      self.epsilon)
+
+
+__getattr__ = missing_api(__name__)

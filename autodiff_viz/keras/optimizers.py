@@ -5,9 +5,11 @@ never recorded on a tape, as in TensorFlow.
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
 from .. import _backend
+from .._missing import missing_api
 from .._tensor import ResourceVariable, Tensor, Variable, convert_to_tensor
 
 
@@ -20,7 +22,7 @@ class Optimizer:
     """
 
     def __init__(self, learning_rate, name):
-        self.learning_rate = float(learning_rate)
+        self.learning_rate = _number(learning_rate, name, "learning_rate")
         self.name = name
         self.iterations = Variable(0, name="iteration", trainable=False, dtype="int64")
 
@@ -40,6 +42,10 @@ class Optimizer:
             g = g if isinstance(g, Tensor) else convert_to_tensor(g, dtype=v.dtype)
             if g.shape != v.shape:
                 raise ValueError(f"{self.name}: gradient of shape {g.shape} for variable {v.name!r} of shape {v.shape}")
+            if not v.dtype.is_floating or not g.dtype.is_floating:
+                raise TypeError(f"{self.name}: cannot update variable {v.name!r} of dtype {v.dtype.name} with a "
+                                f"gradient of dtype {g.dtype.name}: optimizers work on floating variables only "
+                                "(an integer step would be truncated)")
             xp = _backend.namespace_of(v._value)
             grad = g._value if g._value.dtype == v._value.dtype else xp.astype(g._value, v._value.dtype)
             v.assign(self._update(xp, v, grad))
@@ -63,7 +69,7 @@ class SGD(Optimizer):
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
         super().__init__(learning_rate, name)
-        self.momentum = float(momentum)
+        self.momentum = _number(momentum, name, "momentum")
         self.nesterov = bool(nesterov)
         self._velocity: dict = {}
 
@@ -94,7 +100,8 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam"):
         super().__init__(learning_rate, name)
-        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        self.beta_1, self.beta_2, self.epsilon = (_number(v, name, w) for v, w in
+                                                  ((beta_1, "beta_1"), (beta_2, "beta_2"), (epsilon, "epsilon")))
         self._m: dict = {}
         self._v: dict = {}
 
@@ -110,3 +117,15 @@ class Adam(Optimizer):
         self._m[var._id], self._v[var._id] = m, v
         alpha = self.learning_rate * (1.0 - self.beta_2 ** t) ** 0.5 / (1.0 - self.beta_1 ** t)
         return var._value - alpha * m / (xp.sqrt(v) + self.epsilon)
+
+
+def _number(value, who, what) -> float:
+    """A hyperparameter as a float: a number or a scalar tensor; anything else is a TypeError naming it."""
+    if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.is_floating:
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{who}: {what} must be a number, got {value!r:.60} ({type(value).__name__})")
+    return float(value)
+
+
+__getattr__ = missing_api(__name__)
