@@ -169,9 +169,9 @@ function render({ model, el }) {
   }
 
   bar.bar.append(fitBtn);
-  const keys = details ? h("div", {class: "adv-hint adv-keys"}, "Click a node (or Tab to it, Enter) for its value, "
-    + "gradients and rule; hover for its path.  Keys: ← → step, Home / End first / last, Escape closes.") : "";
-  root.append(heading, keys, h("div", {class: "adv-main"}, graphBox, side), bar.bar);
+  const keys = details ? h("div", {class: "adv-hint adv-keys"},
+    "Click a node (Tab, Enter) for its details, hover for its path · keys ← → Home End step, Escape closes") : "";
+  root.append(h("div", {class: "adv-top"}, heading, keys), h("div", {class: "adv-main"}, graphBox, side), bar.bar);
   if (linkedBox) root.append(linkedBox);
   el.append(root);
 
