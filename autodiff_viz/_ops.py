@@ -206,7 +206,9 @@ def reshape(tensor, shape, name=None):
         if s != -1:
             known *= s
     if (shape.count(-1) == 0 and known != size) or shape.count(-1) > 1 or (shape.count(-1) == 1 and (known == 0 or size % known)):
-        raise InvalidArgumentError(f"Reshape: cannot reshape a tensor of shape {tensor.shape} ({size} values) into {shape}")
+        need = (f"a multiple of {known}" if shape.count(-1) == 1 else f"{known}") if shape.count(-1) < 2 else "one -1 at most"
+        raise InvalidArgumentError(f"Reshape: input to reshape is a tensor with {size} values (shape {tensor.shape}), "
+                                   f"but the requested shape {shape} requires {need}")
     if -1 in shape:
         shape = tuple(size // known if s == -1 else s for s in shape)
     return _execute(_P["Reshape"], (tensor,), {"shape": shape})
@@ -529,9 +531,6 @@ def _einsum_parse(equation, shapes):
         if "." in s or len(s) != len(shape):
             raise InvalidArgumentError(f"Einsum: operand {s!r} of {equation!r} names {len(s)} axes, but its tensor "
                                        f"has shape {shape}")
-        if len(set(s)) != len(s):
-            raise InvalidArgumentError(f"Einsum: operand {s!r} of {equation!r} repeats a letter (a diagonal); that "
-                                       "is not supported here: use ad.linalg.diag_part or ad.linalg.trace")
         full.append(s)
     if arrow:
         out = out.replace("...", ell_letters)
@@ -567,6 +566,15 @@ def einsum(equation, *inputs, name=None, **kwargs):
     xs = _same_dtype(list(inputs), "Einsum")
     numeric(xs[0], "Einsum")
     ins, out = _einsum_parse(equation, [x.shape for x in xs])
+    for k, letters in enumerate(ins):
+        # A letter twice in one operand ('bxby') takes that operand's diagonal over the two axes first.
+        while len(set(letters)) != len(letters):
+            c = next(ch for ch in letters if letters.count(ch) > 1)
+            i, j = [pos for pos, ch in enumerate(letters) if ch == c][:2]
+            perm = [pos for pos in builtins.range(len(letters)) if pos not in (i, j)] + [i, j]
+            xs[k] = diag_part(transpose(xs[k], perm))
+            letters = "".join(letters[pos] for pos in perm[:-2]) + c
+        ins[k] = letters
     eq = ",".join(ins) + "->" + out
     return _execute(_P["Einsum"], tuple(xs), {"equation": eq, "inputs": tuple(ins), "output": out})
 

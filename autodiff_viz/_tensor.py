@@ -139,6 +139,8 @@ class Tensor:
     def __repr__(self):
         v = _backend.to_numpy(self._value)
         shown = str(v[()]) if v.ndim == 0 else repr(v)
+        if "\n" in shown:  # as TF: a value over several lines starts on its own line
+            shown = "\n" + shown
         return f"<ad.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={shown}>"
 
     # -- operators (all go through the op table) ---------------------------
@@ -267,6 +269,8 @@ class ResourceVariable(Tensor):
     def __repr__(self):
         v = _backend.to_numpy(self._value)
         shown = str(v[()]) if v.ndim == 0 else repr(v)
+        if "\n" in shown:  # as TF: a value over several lines starts on its own line
+            shown = "\n" + shown
         return f"<ad.Variable '{self._name}' shape={self.shape} dtype={self.dtype.name}, numpy={shown}>"
 
     __str__ = __repr__
@@ -340,6 +344,10 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
     if isinstance(value, Tensor):
         if dtype is not None and _dtypes.as_dtype(dtype) != value.dtype:
             raise TypeError(f"convert_to_tensor: tensor has dtype {value.dtype.name}, asked for {_dtypes.as_dtype(dtype).name}")
+        if value._is_variable:
+            # As TF, a variable converts to a tensor holding its value now: a recorded read
+            # (Identity), so a tape watching the variable follows it.
+            return execute(PRIMITIVES["Identity"], (value,))
         return value
     xp = _backend.current()
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten_py(value)):

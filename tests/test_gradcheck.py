@@ -125,6 +125,7 @@ CASES = [
     ("MatrixDiagPartV3", "tall", ad.linalg.diag_part, [r(3, 2)]),
     ("MatrixDiagPartV3", "wide, batched", ad.linalg.diag_part, [r(2, 2, 3)]),
     ("MatrixDiagPartV3", "trace", ad.linalg.trace, [r(3, 3)]),
+    ("MatrixDiagPartV3", "einsum with a letter twice, 'bxby->bxy'", lambda j: ad.einsum("bxby->bxy", j), [r(2, 3, 2, 2)]),
     ("MatrixInverse", "", ad.linalg.inv, [3.0 * np.eye(3) + 0.5 * r(3, 3)]),
     ("MatrixDeterminant", "batched", ad.linalg.det, [3.0 * np.eye(3) + 0.5 * r(2, 3, 3)]),
     ("MatrixSolve", "", ad.linalg.solve, [3.0 * np.eye(3) + 0.5 * r(3, 3), r(3, 2)]),

@@ -276,7 +276,8 @@ def test_002_matmul_gradient_has_its_minus_sign():
     g = ns["gradients"]
     assert g.shape == (2, 1) and g.dtype == ad.float32
     np.testing.assert_allclose(g.numpy(), [[-0.4], [-0.8]], rtol=1e-6)
-    assert repr(g) == ("<ad.Tensor: shape=(2, 1), dtype=float32, numpy=array([[-0.39999998],\n"
+    # TF's layout: a value over several lines starts on the line after "numpy=".
+    assert repr(g) == ("<ad.Tensor: shape=(2, 1), dtype=float32, numpy=\narray([[-0.39999998],\n"
                        "       [-0.79999995]], dtype=float32)>")
 
 
