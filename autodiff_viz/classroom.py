@@ -854,6 +854,9 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
             why[i] = _shape_words(names[i], pa, aa)
         elif not np.allclose(pa, aa, rtol=rtol, atol=atol):
             wrong.append(i)
+            if pa.size == 1 and aa.size > 1:
+                why[i] = (f"For {names[i]} you predicted one number, {_show(p)}, but {names[i]} has {aa.size} "
+                          f"elements (shape {aa.shape}): the tape gives {_show(a)}, one number per element.")
     if not wrong:
         shown = ", ".join(f"d/d{n} = {_show(a)}" for n, a in zip(names, actual))
         return CheckResult(True, f"Right: {shown}.", **show)

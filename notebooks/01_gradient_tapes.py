@@ -20,7 +20,8 @@
 #
 # The idea in one sentence: while your code runs forward, a **tape** writes down every operation it does
 # (each one becomes a **node** of a graph); afterwards, `tape.gradient(...)` walks that record backwards,
-# applying each node's derivative **rule** to the **upstream gradient** that reaches it.
+# applying each node's derivative **rule** to the **upstream gradient** that reaches it. Notebook 0 built such a
+# tape in 30 lines and defines these words in its glossary.
 
 # %%
 import numpy as np
@@ -28,7 +29,6 @@ import autodiff_viz as ad
 from autodiff_viz import classroom
 
 classroom.projector_style()  # large fonts, colour-blind-safe colours
-ad.random.set_seed(0)
 
 # %% [markdown]
 # ## A first gradient
@@ -55,19 +55,20 @@ assert float(dy_dx) == 6.0
 # and each box shows its value and, in vermillion after the `∂` sign, the gradient of the target with respect to it.
 
 # %%
-with ad.trace() as tr:
+x = ad.Variable(3.0)
+with ad.trace() as tr_square:
     with ad.GradientTape() as tape:
         y = x**2
-    dy_dx = tape.gradient(y, x)
+    tape.gradient(y, x)
 
-ad.viz.graph(tr)
+ad.viz.graph(tr_square)
 
 # %% [markdown]
 # *Picture description:* the variable `x` (value 3) feeds a `Pow` node whose value is 9; its other input, the
 # exponent 2, is a dimmed constant box. `x` is marked with the gradient 6.
 
 # %%
-[e.kind for e in tr.events]
+[e.kind for e in tr_square.events]
 
 # %% [markdown]
 # ## Constants have to be watched
@@ -113,38 +114,38 @@ gradient.numpy()
 # same structure, each with its source's shape.
 
 # %%
+ad.random.set_seed(0)  # each cell that draws random numbers seeds them itself: re-running it gives the same numbers
 w = ad.Variable(ad.random.normal((3, 2)), name="w")
 b = ad.Variable(ad.zeros(2, dtype=ad.float32), name="b")
-x = [[1.0, 2.0, 3.0]]
+x_row = [[1.0, 2.0, 3.0]]
 
-with ad.GradientTape(persistent=True) as tape:
-    y = x @ w + b
-    loss = ad.reduce_mean(y**2)
+with ad.GradientTape(persistent=True) as tape_wb:
+    y_wb = x_row @ w + b
+    loss_wb = ad.reduce_mean(y_wb**2)
 
-[dl_dw, dl_db] = tape.gradient(loss, [w, b])
+[dl_dw, dl_db] = tape_wb.gradient(loss_wb, [w, b])
 print(w.shape, dl_dw.shape)
 assert dl_dw.shape == w.shape and dl_db.shape == b.shape
 
 # %%
-grad = tape.gradient(loss, {"w": w, "b": b})
-grad["b"]
+grad_wb = tape_wb.gradient(loss_wb, {"w": w, "b": b})
+grad_wb["b"]
 
 # %% [markdown]
 # We can check this by hand: with two outputs, $\text{loss} = (y_1^2 + y_2^2)/2$, so
 # $\partial\,\text{loss}/\partial b_j = y_j$ and $\partial\,\text{loss}/\partial w_{ij} = x_i\,y_j$.
 
 # %%
-np.testing.assert_allclose(grad["b"].numpy(), y.numpy()[0], rtol=1e-5)
-np.testing.assert_allclose(grad["w"].numpy(), np.outer(x[0], y.numpy()[0]), rtol=1e-5)
-del tape
+np.testing.assert_allclose(grad_wb["b"].numpy(), y_wb.numpy()[0], rtol=1e-5)
+np.testing.assert_allclose(grad_wb["w"].numpy(), np.outer(x_row[0], y_wb.numpy()[0]), rtol=1e-5)
 
 # %%
-with ad.trace() as tr:
+with ad.trace() as tr_wb:
     with ad.GradientTape() as tape:
-        y = x @ w + b
+        y = x_row @ w + b
         loss = ad.reduce_mean(y**2)
     tape.gradient(loss, [w, b])
-ad.viz.graph(tr)
+ad.viz.graph(tr_wb)
 
 # %% [markdown]
 # *Picture description:* the constant input and the variable `w` feed a `MatMul` node; its output and `b` feed an
@@ -157,6 +158,7 @@ ad.viz.graph(tr)
 # to every parameter" is one line.
 
 # %%
+ad.random.set_seed(1)
 layer = ad.keras.layers.Dense(2, activation="relu")
 x = ad.constant([[1.0, 2.0, 3.0]])
 
@@ -182,7 +184,7 @@ x1 = ad.Variable(3.0, name="x1", trainable=False)  # not trainable
 x2 = ad.Variable(2.0, name="x2") + 1.0             # variable + tensor is a tensor
 x3 = ad.constant(3.0, name="x3")                   # a constant tensor
 
-with ad.trace() as tr:
+with ad.trace() as tr_watch:
     with ad.GradientTape() as tape:
         y = (x0**2) + (x1**2) + (x2**2)
     grad = tape.gradient(y, [x0, x1, x2, x3])
@@ -194,7 +196,7 @@ print([var.name for var in tape.watched_variables()])
 assert [var.name for var in tape.watched_variables()] == ["x0:0"]
 
 # %%
-g = ad.viz.graph(tr)
+g = ad.viz.graph(tr_watch)
 assert g.source.count(">Pow<") == 1   # only x0**2 is on the tape
 g
 

@@ -143,6 +143,34 @@ with ad.GradientTape() as tape:
 assert tape.gradient(y, x).numpy() == 7.0   # 3 + 4
 
 # %% [markdown]
+# ## Broadcasting: a gradient adds up the copies
+#
+# That last example broadcast the scalar `x` to both elements of `[3.0, 4.0]`, and its gradient was the sum
+# $3 + 4$. The same holds for any broadcast. Below, `w` (shape (3,)) is multiplied with every row of `m` (shape
+# (2, 3)): each element of `w` is used twice, once per row, so its gradient is the sum of the gradients of its two
+# copies, the column sums of the upstream gradient times `m`. The rule of `Mul` sends a (2, 3) gradient towards
+# `w`; the tape then sums it over axis 0, down to `w`'s shape. (Exercise 1 asks you to write that sum yourself.)
+
+# %%
+m = ad.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+w = ad.constant([0.5, -1.0, 2.0])
+with ad.trace() as tr_broadcast:
+    with ad.GradientTape() as tape:
+        tape.watch([m, w])
+        total = ad.reduce_sum(m * w)
+    dtotal_dm, dtotal_dw = tape.gradient(total, [m, w])
+print(dtotal_dw)                     # column sums of m: [1 + 4, 2 + 5, 3 + 6]
+np.testing.assert_allclose(dtotal_dw.numpy(), [5.0, 7.0, 9.0])
+np.testing.assert_allclose(dtotal_dm.numpy(), [[0.5, -1.0, 2.0], [0.5, -1.0, 2.0]])   # w, once per row
+step = next(e for e in tr_broadcast.events if e.kind == "backward_step" and e.op_type == "Mul")
+assert step.grads[1].shape == (3,)   # what reached w was already summed down to w's shape
+ad.viz.graph(tr_broadcast, names={"m": m, "w": w, "total": total})
+
+# %% [markdown]
+# *Picture description:* `m` (shape (2, 3)) and `w` (shape (3,)) feed a `Mul` node of shape (2, 3), which feeds the
+# `Sum` node `total`. `m`'s box carries the gradient [[0.5, -1.0, 2.0], [0.5, -1.0, 2.0]] (`w`, repeated for each
+# row) and `w`'s box the gradient [5.0, 7.0, 9.0]: each element's two copies, one per row, added up.
+#
 # Weights other than one can be given with `output_gradients`: the result is $\sum_i w_i\,\partial y_i/\partial x$.
 
 # %%
@@ -157,16 +185,16 @@ assert weighted.numpy() == 5.0   # 3*1 + 4*0.5
 # exactly the derivative at every point. One tape call draws a whole derivative curve:
 
 # %%
-x = ad.linspace(-10.0, 10.0, 200 + 1)
+x_grid = ad.linspace(-10.0, 10.0, 200 + 1)
 
 with ad.GradientTape() as tape:
-    tape.watch(x)
-    y = ad.nn.sigmoid(x)
+    tape.watch(x_grid)
+    y = ad.nn.sigmoid(x_grid)
 
-dy_dx = tape.gradient(y, x)
+dsigmoid = tape.gradient(y, x_grid)
 fig, ax = plt.subplots()
-ax.plot(x, y, label="y = sigmoid(x)")
-ax.plot(x, dy_dx, label="dy/dx")
+ax.plot(x_grid, y, label="y = sigmoid(x)")
+ax.plot(x_grid, dsigmoid, label="dy/dx")
 ax.legend()
 ax.set_xlabel("x");
 
@@ -175,6 +203,6 @@ ax.set_xlabel("x");
 # x = 0 and falls to nearly 0 on both sides.
 
 # %%
-s = 1 / (1 + np.exp(-x.numpy()))
-np.testing.assert_allclose(dy_dx.numpy(), s * (1 - s), atol=1e-6)
-assert abs(dy_dx.numpy().max() - 0.25) < 1e-6
+s = 1 / (1 + np.exp(-x_grid.numpy()))
+np.testing.assert_allclose(dsigmoid.numpy(), s * (1 - s), atol=1e-6)
+assert abs(dsigmoid.numpy().max() - 0.25) < 1e-6

@@ -51,9 +51,9 @@ print(results)  # x^3 -> 3x^2 = 12, x^3 -> 12, x^2 -> 2x = 4
 assert results == {6: 12.0, 5: 12.0, 4: 4.0}
 
 # %%
-with ad.trace() as tr:
-    grad(x, 6)
-ad.viz.graph(tr)
+with ad.trace() as tr_loop:
+    grad(ad.constant(2.0), 6)
+ad.viz.graph(tr_loop)
 
 # %% [markdown]
 # *Picture description:* a chain of three `Mul` nodes, each taking `x` as one input: only the loop passes that
@@ -101,8 +101,9 @@ assert why.reason == "not_read"
 why
 
 # %% [markdown]
-# *Picture description:* `y` feeds a `Mul` node that produces the target `z`; `x` stands alone, marked in vermillion
-# as the place where the path breaks, because nothing recorded joins it to `z`.
+# *Picture description:* `y` feeds a `Mul` node that produces the target `z`; `x` stands alone, filled light
+# vermillion with a ✗ (where the path breaks) and the note "No op on the tape read it.": nothing recorded joins it to
+# `z`. The box above the graph gives the same explanation in words.
 #
 # ### 1. A variable replaced by a tensor
 #
@@ -129,15 +130,16 @@ assert why.reason == "not_watched"
 why
 
 # %% [markdown]
-# *Picture description:* on the second pass `x` is a plain tensor: the graph shows it as an unwatched input of the
-# `Add` node, marked as where the path breaks.
+# *Picture description:* on the second pass `x` is a plain tensor that no one watched, so `x + 1` used no watched
+# value and the tape recorded nothing at all: there is no `Add` node. The graph is a single box, labelled `source`
+# (value 3.0), filled light vermillion with a ✗ and the note "Never watched by this tape."
 #
 # ### 2. A detour through NumPy
 #
 # Turning a tensor into a NumPy array leaves the package, and the tape cannot follow.
 
 # %%
-x = ad.Variable([[1.0, 2.0], [3.0, 4.0]], dtype=ad.float32)
+x = ad.Variable([[1.0, 2.0], [3.0, 4.0]], dtype=ad.float32, name="x")
 
 with ad.trace() as tr:
     with ad.GradientTape() as tape:
@@ -151,8 +153,9 @@ assert why.reason == "left_numpy"
 why
 
 # %% [markdown]
-# *Picture description:* `x` feeds a `Pow` node; an arrow then leads to a box "left the package", marked as the break;
-# the final `Mean` starts again from a constant, so it is not connected to `x`.
+# *Picture description:* `x` feeds a `Pow` node, marked with a ✗; a dashed vermillion arrow labelled "path breaks"
+# leads from it to a box "left the package". The final `reduce_mean` is not drawn at all: its input was a new
+# constant that no tape watched, so nothing recorded it.
 #
 # ### 3. Integers
 #
@@ -194,8 +197,9 @@ assert why.reason == "state"
 why
 
 # %% [markdown]
-# *Picture description:* `x1` feeds a `Pow` node giving `y`; `x1` is marked where the path breaks, with a note that it
-# was changed in place; `x0` is not joined to `y`.
+# *Picture description:* `x1` feeds a `Pow` node giving `y`; `x1` is marked with a ✗ where the path breaks, with a
+# note that `assign_add` changed it on the tape; `x0` stands alone, also marked: it is not on the tape, only `x1`'s
+# new value is.
 #
 # ### 5. Paused recording
 #
@@ -217,7 +221,8 @@ why
 
 # %% [markdown]
 # *Picture description:* the watched `x` feeds, by two dashed arrows, a `Mul` node marked "(skipped)" and "not
-# recorded: ran under stop_recording"; it is outlined in vermillion as where the path breaks.
+# recorded: ran under stop_recording", filled light vermillion with a ✗ as where the path breaks. The final `+ 1.0`
+# is not drawn: its input was not on the tape, so it was not recorded either.
 #
 # A **variable** read only under `stop_recording` is never watched at all: no op on the tape read it, and `explain`
 # says so (reason `not_read`):
@@ -235,6 +240,39 @@ print(why.message)
 assert why.reason == "not_read"
 
 # %% [markdown]
+# ### 6. `stop_gradient`: on purpose
+#
+# Sometimes a value should count forward but not backward: a target network's output in reinforcement learning, a
+# moving average, a straight-through estimator. `ad.stop_gradient(t)` returns `t` unchanged and is recorded like any
+# op, but its rule sends nothing back. Where it is the only path the gradient is `None`; where it is one path of
+# several, that part simply does not count:
+
+# %%
+x = ad.constant(2.0)
+with ad.trace() as tr_stop:
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        only_stopped = ad.stop_gradient(x * x)
+        partly_stopped = x + ad.stop_gradient(x * x)
+    g_only = tape.gradient(only_stopped, x)
+    g_partly = tape.gradient(partly_stopped, x)
+print(g_only, g_partly)    # None, and 1.0 instead of 1 + 2x = 5
+assert g_only is None and float(g_partly) == 1.0
+why = ad.viz.explain(tr_stop, only_stopped, x)
+assert why.reason == "stop_gradient"
+print(why.message)
+part = ad.viz.explain(tr_stop, partly_stopped, x)
+assert part.reason == "connected" and "StopGradient is not counted" in part.message
+print(part.message)
+part
+
+# %% [markdown]
+# *Picture description:* the tape recorded both targets. For the second one, `x` feeds a `Mul` node, then a
+# `StopGradient` node, filled light vermillion with a ✗ (the legend: "a part that passes no gradient back"); `x` also
+# feeds the final `Add` directly, and that arrow alone is highlighted as the path, carrying the gradient 1.0. The
+# first target's `Mul` and `StopGradient` are drawn dimmed. The box above says the gradient is not `None`, gives its
+# value 1.0, and says the part through `StopGradient` is not counted.
+#
 # ### No gradient registered: an error, not `None`
 #
 # Some ops are declared not differentiable (comparisons, `round`, casts to integers) and give `None`. An op that is

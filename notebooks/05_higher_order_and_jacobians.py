@@ -67,22 +67,24 @@ assert (dy_dx.numpy(), d2y_dx2.numpy()) == (6.0, 2.0)
 ad.viz.graph(tr)
 
 # %% [markdown]
-# *Picture description:* the forward op `Mul` (x times x) recorded by both tapes, followed by the ops of the inner
-# tape's backward pass (multiplying the upstream gradient by `x`, twice, and adding), which the outer tape recorded
-# as ordinary nodes. Differentiating those gives the second derivative 2.
+# *Picture description:* the forward op `y = x·x` (`Mul`, value 9), drawn dimmed because it is not on the path of
+# the last gradient call; and, in an orange dashed box "backward pass of T2, recorded by T1", the ops of the inner
+# tape's backward pass: two `Mul` nodes (the upstream gradient 1.0 times `x`, once for each use of `x`) and an `Add`
+# giving `dy_dx` = 6. The outer tape recorded them as ordinary nodes; differentiating them gives the second
+# derivative, shown on `x` as `∂ T1 2.0` under the first derivative `∂ T2 6.0`.
 #
 # `ad.viz.plot_derivatives` stacks tapes like this to draw a function with its derivatives:
 
 # %%
-fig = ad.viz.plot_derivatives(lambda x: ad.sin(x) * x, (-6, 6), order=2)
+fig_derivatives = ad.viz.plot_derivatives(lambda x: ad.sin(x) * x, (-6, 6), order=2)
 
 # %% [markdown]
 # *Picture description:* three curves on $[-6, 6]$: $f(x) = x \sin x$ (solid blue), its first derivative
 # $\sin x + x\cos x$ (dashed vermillion) and its second derivative $2\cos x - x \sin x$ (dash-dot green).
 
 # %%
-xs = fig.axes[0].get_lines()[0].get_xdata()
-second = fig.axes[0].get_lines()[2].get_ydata()
+xs = fig_derivatives.axes[0].get_lines()[0].get_xdata()
+second = fig_derivatives.axes[0].get_lines()[2].get_ydata()
 np.testing.assert_allclose(second, 2 * np.cos(xs) - xs * np.sin(xs), atol=1e-4)
 
 # %% [markdown]

@@ -123,11 +123,12 @@ with ad.trace() as tr:
         tape.watch(values)
         y = chain(*values)
     tape.gradient(y, values)
-ad.viz.graph(tr)
+ad.viz.graph(tr, names=dict(zip(names, values)))   # the guide's names x1, x2, x4, x6 (default: x, y, z, u)
 
 # %% [markdown]
 # *Picture description:* the chain as a graph: `x1` and `x2` into `Mul` then `Log`; that and `x4` into `Add` then
-# `Sqrt`; that and `x6` into `Mul` then `Sin`, the target. Every input carries its gradient, all from one backward pass.
+# `Sqrt`; that and `x6` into `Mul` then `Sin`, the target `y`. Every input carries its gradient (`x6` the largest,
+# 0.67), all from one backward pass.
 #
 # ## Which mode costs less?
 #

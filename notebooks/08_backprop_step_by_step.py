@@ -11,18 +11,10 @@
 # %% [markdown]
 # # 8. Backpropagation, step by step
 #
-# Everything so far came down to two passes over a small graph. This notebook slows them down.
-#
-# **Glossary** (the same words appear in the widget, the graphs and the package):
-#
-# * **node**: one recorded operation, drawn as a box; its output is a tensor.
-# * **event**: one thing the tape did (watch a tensor, record an op, run a rule, add to a gradient), kept by
-#   `ad.trace()` as a plain record.
-# * **saved values**: the inputs or outputs a node keeps for its rule.
-# * **upstream gradient**: $\partial\,\text{target}/\partial\,\text{output}$ of a node, arriving from the target's side.
-# * **rule**: a node's local derivative: it turns the upstream gradient into one gradient per input.
-#   For `Mul` ($a \cdot b$): send $\bar{u}\,b$ to $a$ and $\bar{u}\,a$ to $b$. For `Sin`: send $\bar{u}\cos x$.
-# * When a tensor feeds several nodes, the gradients it receives are **accumulated** (added).
+# Everything so far came down to two passes over a small graph. Notebook 0 built them by hand and showed the
+# step-through once; this notebook slows them down, reads the events behind each step, and exports the step-through
+# for slides. The words (node, event, saved values, upstream gradient, rule, accumulate) are those of notebook 0's
+# glossary.
 
 # %%
 import numpy as np

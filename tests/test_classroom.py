@@ -336,6 +336,10 @@ def test_prediction_of_the_wrong_length_or_shape():
     column = classroom.check_prediction(f, x, np.array([[2.0], [4.0], [6.0]]))
     assert column.message == "Your prediction for x has shape (3, 1); a gradient has the shape of its input, (3,)."
     assert classroom.check_prediction(f, x, [2.0, 4.0, 6.0]).passed      # 2x
+    one = classroom.check_prediction(f, x, 12.0)
+    assert one.message == ("For x you predicted one number, 12.0, but x has 3 elements (shape (3,)): the tape gives "
+                           "[2.0, 4.0, 6.0], one number per element.")
+    assert classroom.check_prediction(lambda x: ad.reduce_sum(3.0 * x), x, 3.0).passed   # one number for all: fine
 
 
 def exercise_3(a, b, c):

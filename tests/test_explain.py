@@ -199,6 +199,8 @@ def test_stop_gradient():
     e = viz.explain(tape, part, x)
     _agrees(e, g_part)
     assert "StopGradient is not counted" in e.message and _broken(e) == {"StopGradient"}
+    on_path = {n.label for n in e.graph.model.nodes if n.on_path}
+    assert on_path == {"x", "Add"}, "the highlighted path is the one the gradient takes"
 
 
 def test_not_connected():

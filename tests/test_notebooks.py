@@ -1,4 +1,5 @@
-"""Every tutorial notebook runs top to bottom in a fresh kernel; exercises stop only at their TODO.
+"""Every tutorial notebook runs top to bottom in a fresh kernel, then once more in the same kernel; exercises stop
+only at their TODO; wrong answers show the checker's verdict and marked graph.
 
 The notebooks assert their own key numbers, so a wrong result fails here.
 They are stored without outputs and paired with jupytext percent scripts
@@ -6,6 +7,8 @@ They are stored without outputs and paired with jupytext percent scripts
 """
 from __future__ import annotations
 
+import ast
+import builtins
 import html
 import os
 import pathlib
@@ -63,16 +66,62 @@ def _copy_tree(tmp_path) -> pathlib.Path:
 
 
 def test_there_are_notebooks():
-    assert len(TUTORIALS) >= 8 and len(SOLUTIONS) >= 3 and len(EXERCISES) == len(SOLUTIONS)
+    assert len(TUTORIALS) >= 9 and len(SOLUTIONS) >= 3 and len(EXERCISES) == len(SOLUTIONS)
+    assert TUTORIALS[0].name == "00_build_a_tape.ipynb"   # the first hour: build a tape before using one
     assert sorted(p.name for p in EXERCISES) == sorted(p.name for p in SOLUTIONS)
 
 
 @pytest.mark.parametrize("path", TUTORIALS + SOLUTIONS, ids=_id)
-def test_notebook_runs_green(path, tmp_path, jupyter_home):
+def test_notebook_runs_green_and_again(path, tmp_path, jupyter_home):
+    """Top to bottom, then every code cell a second time in the same kernel: a student re-runs cells.
+
+    A cell that relied on a name a later cell changed, or on a seed set once at the top, fails the second pass.
+    """
     work = _copy_tree(tmp_path) / path.relative_to(NB)
     nb, client = _execute(work, work.parent)
-    client.execute()  # raises CellExecutionError on the first failing cell
+    with client.setup_kernel():
+        for again in (False, True):
+            for i, cell in enumerate(nb.cells):
+                if cell.cell_type == "code":
+                    try:
+                        client.execute_cell(cell, i)   # raises CellExecutionError on a failing cell
+                    except nbclient.exceptions.CellExecutionError as e:
+                        raise AssertionError(f"cell {i} failed on the {'second' if again else 'first'} run:\n{e}")
     assert any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+def _bound_and_read(source: str):
+    """Names a cell binds at its top level, and names it reads that it did not bind first (inside its functions too)."""
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    tree = ast.parse(code)
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
+            read.add(node.id)
+    return bound, read - set(dir(builtins)) - {"display", "get_ipython"}
+
+
+@pytest.mark.parametrize("path", TUTORIALS + SOLUTIONS, ids=_id)
+def test_a_name_read_from_an_earlier_cell_is_bound_in_one_cell_only(path):
+    """Re-running any cell after the whole notebook gives what it gave the first time: no later cell rebinds its inputs."""
+    cells = [c.source for c in jupytext.read(path.with_suffix(".py")).cells if c.cell_type == "code"]
+    names = [_bound_and_read(src) for src in cells]
+    clashes = []
+    for i, (_, read) in enumerate(names):
+        for name in sorted(read):
+            binders = [j for j, (bound, _) in enumerate(names) if name in bound]
+            if len(binders) > 1:
+                clashes.append(f"code cell {i} reads {name!r}, which code cells {binders} all bind")
+    assert not clashes, "\n".join(clashes)
 
 
 @pytest.mark.parametrize("path", EXERCISES, ids=_id)

@@ -336,6 +336,10 @@ class _Diagnosis:
         if t not in self.reach([s], cut=True):
             return None
         path = self.reach([s], cut=True) & self.reach([t], forward=False, cut=True)
+        for n in self.m.nodes:  # the highlighted path is the one the gradient takes (not through stop_gradient)
+            n.on_path = n.id in path
+        for e in self.m.edges:
+            e.on_path = e.kind == "data" and e.src in path and e.dst in path
         n_ops = sum(1 for i in path if self.m.node(i).kind == M.OP)
         value = self.gradient_value()
         head = (f"The gradient is not None: the target depends on {self.s_name} through "
