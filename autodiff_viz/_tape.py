@@ -299,7 +299,14 @@ class GradientTape:
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
-        """Jacobian of ``target`` w.r.t. each source: shape ``target.shape + source.shape``."""
+        """Jacobian of ``target`` w.r.t. each source: shape ``target.shape + source.shape``.
+
+        ``target`` is one tensor (as in TF).  ``experimental_use_pfor=False``
+        asks TF for a loop that reuses the tape, so TF requires a persistent
+        tape for it; the same ``RuntimeError`` is raised here.
+        """
+        _loop_needs_persistent(self, "jacobian", experimental_use_pfor)
+        _one_target(target, "jacobian")
         self._check_usable("jacobian")
         zero = _unconnected(unconnected_gradients)
         (target,) = _as_tensors([target], "target")
@@ -312,14 +319,26 @@ class GradientTape:
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
-        """Per-example Jacobians: shape ``[b] + target.shape[1:] + source.shape[1:]``."""
-        self._check_usable("batch_jacobian")
-        zero = _unconnected(unconnected_gradients)
+        """Per-example Jacobians: shape ``[b] + target.shape[1:] + source.shape[1:]``.
+
+        As TF: both need rank at least 2 and the same first (batch) dimension,
+        and an unconnected source gives zeros (TF keeps that for compatibility).
+        """
+        _loop_needs_persistent(self, "batch_jacobian", experimental_use_pfor)
+        _one_target(target, "batch_jacobian")
+        _one_target(source, "batch_jacobian", "source")
         (target,) = _as_tensors([target], "target")
         (source,) = _as_tensors([source], "source")
-        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
-            raise ValueError(f"batch_jacobian: target {target.shape} and source {source.shape} need the same "
-                             "first (batch) dimension")
+        for what, t in (("target", target), ("source", source)):
+            if t.ndim < 2:
+                raise ValueError(f"batch_jacobian: the {what} must have rank at least 2 ([batch, ...]), got shape "
+                                 f"{t.shape}")
+        if target.shape[0] != source.shape[0]:
+            raise ValueError(f"batch_jacobian: need first dimension of target shape {target.shape} and source shape "
+                             f"{source.shape} to match")
+        self._check_usable("batch_jacobian")
+        _unconnected(unconnected_gradients)
+        zero = True
         if LISTENING[0]:
             emit("gradient_begin", tape=self, targets=[target], sources=[source], method="batch_jacobian")
         (result,) = _jacobian_rows(self, target, [source], target.shape[1:], zero, batch=True)
@@ -358,6 +377,18 @@ class _ImplicitEntry:
         return f"<stack entry of implicit GradientTape {self._id}>"
 
 
+def _loop_needs_persistent(tape, what, use_pfor):
+    if not use_pfor and not tape._persistent:
+        raise RuntimeError(f"GradientTape.{what}: the tape must be created with persistent=True to compute the "
+                           f"{what} with experimental_use_pfor=False")
+
+
+def _one_target(target, what, name="target"):
+    if isinstance(target, (list, tuple, dict)):
+        raise TypeError(f"GradientTape.{what}: the {name} must be one tensor, got a {type(target).__name__} of "
+                        f"{len(target)}; stack them first (ad.stack) or take one {what} each")
+
+
 def _jacobian_rows(tape, target, sources, row_shape, zero, batch):
     """Loop over target elements (per example when ``batch``), one backward pass each."""
     xp = _backend.namespace_of(target._value)
@@ -380,7 +411,8 @@ def _jacobian_rows(tape, target, sources, row_shape, zero, batch):
     for r, s in zip(rows, sources):
         out_shape = ((target.shape[0],) + tuple(row_shape) + s.shape[1:]) if batch else (tuple(row_shape) + s.shape)
         if all(g is None for g in r):
-            results.append(_ops.zeros(out_shape, s.dtype) if zero else None)
+            # No rows at all (a target with no elements): the Jacobian is empty, not unconnected.
+            results.append(_ops.zeros(out_shape, s.dtype) if zero or not r else None)
             continue
         filled = [g if g is not None else _ops.zeros_like(s) for g in r]
         stacked = _ops.stack(filled, axis=1 if batch else 0)  # batch: [b, count, x...]

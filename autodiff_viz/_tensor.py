@@ -106,6 +106,8 @@ class Tensor:
     def __format__(self, spec):
         # As TF: the value's own formatting, so f"{loss:.3f}" works on a scalar.
         value = self.numpy()
+        if not spec:
+            return str(value)  # NumPy's own text: 0.123456 for a float32, [1. 2.] for an array
         try:
             return format(value, spec)
         except (TypeError, ValueError) as e:

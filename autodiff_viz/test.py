@@ -15,12 +15,16 @@ def _default_delta(dtype):
 def compute_gradient(f, x, delta=None):
     """Return ``(theoretical, numerical)``: lists of 2-D Jacobians, one per argument.
 
-    Each has shape ``(x_size, y_size)`` as in ``tf.test.compute_gradient``:
-    row ``i`` is the derivative of every output with respect to input element ``i``.
-    Numerical Jacobians use central differences; use float64 inputs to check rules.
+    Each has ``y_size`` rows and ``x_size`` columns, as in ``tf.test.compute_gradient``
+    (``gradient_checker_v2``): row ``j`` is the derivative of output element ``j``
+    with respect to every element of the argument.  Numerical Jacobians use
+    central differences; use float64 inputs to check rules.
 
     >>> import autodiff_viz as ad, numpy as np
-    >>> th, nu = ad.test.compute_gradient(ad.sin, [ad.constant([0.5], dtype=ad.float64)])
+    >>> th, nu = ad.test.compute_gradient(lambda x: x[:2] * x[2], [ad.constant([1.0, 2.0, 3.0], dtype=ad.float64)])
+    >>> th[0]
+    array([[3., 0., 1.],
+           [0., 3., 2.]])
     >>> bool(np.allclose(th[0], nu[0]))
     True
     """
@@ -34,7 +38,7 @@ def compute_gradient(f, x, delta=None):
     theoretical = []
     for j, xi in zip(jac, xs):
         x_size = int(_np.prod(xi.shape))
-        theoretical.append(_backend.to_numpy(j._value).reshape(y_size, x_size).T.astype(_np.float64))
+        theoretical.append(_backend.to_numpy(j._value).reshape(y_size, x_size).astype(_np.float64))
     numerical = [_numerical(f, xs, i, y_size, delta) for i in range(len(xs))]
     return theoretical, numerical
 
@@ -61,7 +65,7 @@ def _numerical(f, xs, i, y_size, delta):
             args[i] = convert_to_tensor(moved.reshape(base.shape).astype(dt))
             ys.append(_backend.to_numpy(_single_output(f(*args))._value).astype(_np.float64).reshape(-1))
         out[k] = (ys[0] - ys[1]) / (2 * h)
-    return out
+    return out.T  # y_size rows, x_size columns
 
 
 def max_error(theoretical, numerical) -> float:

@@ -14,7 +14,7 @@ def f64(a):
 
 
 def forward_jacobians(f, xs):
-    """One jvp per input element, laid out as compute_gradient's: (x_size, y_size) per argument."""
+    """One jvp per input element, laid out as compute_gradient's: (y_size, x_size) per argument."""
     jacobians = []
     for i, x in enumerate(xs):
         rows = []
@@ -24,7 +24,7 @@ def forward_jacobians(f, xs):
             with ForwardAccumulator(x, f64(basis.reshape(x.shape))) as acc:
                 y = f(*xs)
             rows.append(acc.jvp(y, unconnected_gradients="zero").numpy().reshape(-1))
-        jacobians.append(np.array(rows))
+        jacobians.append(np.array(rows).T)
     return jacobians
 
 
@@ -225,12 +225,12 @@ def vector_function(x):
 
 def test_forward_and_reverse_mode_give_the_same_jacobian():
     x = f64([0.3, -0.8, 1.2])
-    (forward,) = forward_jacobians(vector_function, [x])          # (3, 2): row i is d y / d x_i
+    (forward,) = forward_jacobians(vector_function, [x])          # (2, 3): row j is d y_j / d x
     with ad.GradientTape() as tape:
         tape.watch(x)
         y = vector_function(x)
     reverse = tape.jacobian(y, x).numpy()                          # (2, 3)
-    np.testing.assert_allclose(forward, reverse.T, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-14)
     theoretical, numerical = ad.test.compute_gradient(vector_function, [x])
     np.testing.assert_allclose(forward, theoretical[0], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(forward, numerical[0], rtol=1e-5, atol=1e-7)

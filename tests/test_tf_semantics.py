@@ -1,0 +1,433 @@
+"""TensorFlow's semantics where its own tests pin them, and the TF-facing surface (shapes, errors, dtypes).
+
+Ported (rewritten, same behaviour) from TensorFlow's gradient_checker_v2_test.py
+(Jacobian layout, empty inputs), gradients_test.py ``CustomGradientTest``
+(methods, several outputs, variables, a tape inside), backprop_test.py
+``JacobianTest``/``BatchJacobianTest`` and ``test_stop_gradient_hides_downstream_ops``.
+Expected values are closed forms.
+"""
+import gc
+import math
+
+import numpy as np
+import pytest
+
+import autodiff_viz as ad
+from autodiff_viz._context import state
+
+
+def f64(a):
+    return ad.constant(np.asarray(a, dtype=np.float64))
+
+
+# --------------------------------------------------------------------------
+# tf.test.compute_gradient: y_size rows, x_size columns (gradient_checker_v2)
+# --------------------------------------------------------------------------
+def test_compute_gradient_rows_are_outputs_and_columns_inputs():
+    def f(x, w):
+        return ad.matmul(ad.reshape(x, (1, 3)), w)  # (1, 2)
+
+    x, w = f64([1.0, 2.0, 3.0]), f64([[1.0, 0.0], [0.0, 2.0], [3.0, 1.0]])
+    theoretical, numerical = ad.test.compute_gradient(f, [x, w])
+    assert [t.shape for t in theoretical] == [(2, 3), (2, 6)]
+    np.testing.assert_allclose(theoretical[0], [[1.0, 0.0, 3.0], [0.0, 2.0, 1.0]])  # d y_j / d x_i = w[i, j]
+    np.testing.assert_allclose(theoretical[1], [[1, 0, 2, 0, 3, 0], [0, 1, 0, 2, 0, 3]])
+    for t, n in zip(theoretical, numerical):
+        assert t.shape == n.shape
+        np.testing.assert_allclose(t, n, atol=1e-8)
+    assert ad.test.max_error(theoretical, numerical) < 1e-8
+
+
+def test_compute_gradient_empty_inputs():
+    x = ad.constant(np.random.default_rng(0).random((0, 3)), dtype=ad.float32)
+    for grad in ad.test.compute_gradient(ad.identity, [x]):
+        assert grad[0].shape == (0, 0)
+    y = ad.constant(np.random.default_rng(1).random((3, 4)), dtype=ad.float32)
+    for grad in ad.test.compute_gradient(ad.matmul, [x, y]):
+        assert grad[0].shape == (0, 0) and grad[1].shape == (0, 12)
+    assert ad.test.max_error(*ad.test.compute_gradient(ad.matmul, [x, y])) == 0
+
+
+def test_compute_gradient_reports_a_custom_gradient_of_the_wrong_shape():
+    @ad.custom_gradient
+    def id_bad_grad(x):
+        return ad.identity(x), lambda dy: ad.transpose(dy)
+
+    with pytest.raises(ValueError, match=r"id_bad_grad.*shape \(4, 1\) for input 0 of shape \(1, 4\)"):
+        ad.test.compute_gradient(id_bad_grad, [ad.ones((1, 4))])
+
+
+# --------------------------------------------------------------------------
+# custom_gradient (CustomGradientTest)
+# --------------------------------------------------------------------------
+def _grads(f, *xs):
+    with ad.GradientTape() as tape:
+        tape.watch(list(xs))
+        y = f(*xs)
+    return tape.gradient(y, list(xs))
+
+
+def test_custom_gradient_on_a_method():
+    class Model:
+        @ad.custom_gradient
+        def multiply(self, x1, x2):
+            result = x1 * x2
+            return result, lambda dy: (dy * x1, dy * x2)  # switched on purpose: the rule is used
+
+    m = Model()
+    dx1, dx2 = _grads(m.multiply, ad.constant(3.0), ad.constant(5.0))
+    assert (float(dx1), float(dx2)) == (3.0, 5.0)
+
+
+def test_custom_gradient_with_several_outputs_gets_every_upstream():
+    calls = []
+
+    @ad.custom_gradient
+    def f(x, y):
+        def grad(*upstreams):
+            calls.append(len(upstreams))
+            return 3 * upstreams[0], 4 * upstreams[1]
+        return (x * x, 2 * y), grad
+
+    x, y = ad.constant([[1.0, 2.0], [3.0, 0.5]]), ad.constant([4.0, 5.0, 6.0])
+    with ad.GradientTape() as tape:
+        tape.watch([x, y])
+        out1, out2 = f(x, y)
+    np.testing.assert_array_equal(out1.numpy(), [[1.0, 4.0], [9.0, 0.25]])
+    np.testing.assert_array_equal(out2.numpy(), [8.0, 10.0, 12.0])
+    g1, g2 = tape.gradient((out1, out2), (x, y))
+    np.testing.assert_array_equal(g1.numpy(), np.full((2, 2), 3.0))
+    np.testing.assert_array_equal(g2.numpy(), [4.0, 4.0, 4.0])
+    assert calls == [2]  # one call with both upstreams, not one per output
+
+
+def test_custom_gradient_unused_output_sends_a_zero_upstream():
+    @ad.custom_gradient
+    def f(x):
+        def grad(d_sin, d_cos):
+            return d_sin * ad.cos(x) - d_cos * ad.sin(x)
+        return (ad.sin(x), ad.cos(x)), grad
+
+    x = ad.constant(0.3)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        s, _ = f(x)
+    assert float(tape.gradient(s, x)) == pytest.approx(math.cos(0.3), rel=1e-6)
+
+
+@pytest.mark.parametrize("anonymous_varargs", [True, False])
+def test_custom_gradient_variables_as_keyword_only_argument(anonymous_varargs):
+    x_captured = ad.Variable(3.0)
+
+    @ad.custom_gradient
+    def func_mult(x):
+        def actual_grad(dy, variables):
+            assert len(variables) == 1 and variables[0] is x_captured
+            return 4.0 * x_captured * dy, [5.0 * x * dy]
+
+        if anonymous_varargs:
+            def grad_mult(dy, *, variables=None):
+                return actual_grad(dy, variables)
+        else:
+            def grad_mult(*dys, variables=None):
+                return actual_grad(dys[0], variables)
+        return x * x_captured, grad_mult
+
+    x = ad.Variable(6.0)
+    with ad.GradientTape(persistent=True) as g:
+        y = func_mult(x)
+    assert float(g.gradient(y, x)) == 4.0 * 3.0
+    assert float(g.gradient(y, x_captured)) == 5.0 * 6.0
+
+
+def test_custom_gradient_with_variables_of_a_layer():
+    layer = ad.keras.layers.Dense(4, use_bias=False)
+
+    @ad.custom_gradient
+    def f(x):
+        out = layer(x)
+
+        def grad(out_grad, variables=None):
+            assert len(variables) == 1
+            return ad.ones((3, 2)), [ad.ones((2, 4))]
+        return out, grad
+
+    x = ad.ones((3, 2)) + 2.0
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    (w,) = layer.variables
+    dx, dw = tape.gradient(y, [x, w])
+    assert float(ad.reduce_sum(dx)) == 6.0 and float(ad.reduce_sum(dw)) == 8.0
+
+
+def test_custom_gradient_with_a_tape_inside_the_function():
+    # As TF's structural test: the function builds its own vector-Jacobian product with a tape.
+    def make_vjp(f, x):
+        with ad.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = f(x)
+
+        def vjp(dy):
+            return tape.gradient(y, x, output_gradients=dy)
+        return y, vjp
+
+    @ad.custom_gradient
+    def cube(x):
+        return make_vjp(lambda v: v * v * v, x)
+
+    x = ad.constant([1.0, 2.0])
+    with ad.GradientTape() as outer:
+        outer.watch(x)
+        y = cube(x)
+    np.testing.assert_array_equal(y.numpy(), [1.0, 8.0])
+    np.testing.assert_array_equal(outer.gradient(y, x).numpy(), [3.0, 12.0])  # 3x²
+
+
+def test_custom_gradient_accepts_numpy_inputs_and_lets_rule_errors_through():
+    @ad.custom_gradient
+    def f(x):
+        def grad(_):
+            raise RuntimeError("x")
+        return x, grad
+
+    assert f(np.ones((3, 2), dtype=np.float32)).shape == (3, 2)
+    x = ad.constant(1.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    with pytest.raises(RuntimeError, match="x"):
+        tape.gradient(y, x)
+
+
+# --------------------------------------------------------------------------
+# jacobian and batch_jacobian (JacobianTest, BatchJacobianTest)
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("use_pfor", [True, False])
+def test_jacobian_matches_the_diagonal_answer(use_pfor):
+    with ad.GradientTape(persistent=not use_pfor) as g:
+        x, y = ad.constant([1.0, 2.0]), ad.constant([3.0, 4.0])
+        g.watch(x)
+        g.watch(y)
+        z = x * x * y
+    jx, jy = g.jacobian(z, [x, y], experimental_use_pfor=use_pfor)
+    np.testing.assert_array_equal(jx.numpy(), np.diag([6.0, 16.0]))  # diag(2xy)
+    np.testing.assert_array_equal(jy.numpy(), np.diag([1.0, 4.0]))   # diag(x²)
+
+
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
+def test_a_loop_jacobian_needs_a_persistent_tape(method):
+    with ad.GradientTape() as g:
+        x = ad.constant([[1.0, 2.0]])
+        g.watch(x)
+        y = x * x
+    with pytest.raises(RuntimeError, match="persistent"):
+        getattr(g, method)(y, x, experimental_use_pfor=False)
+    # The refusal spends nothing: the default (pfor) computation still works.
+    assert getattr(g, method)(y, x).shape == ((1, 2, 1, 2) if method == "jacobian" else (1, 2, 2))
+
+
+@pytest.mark.parametrize("use_pfor", [True, False])
+def test_batch_jacobian_matches_the_stacked_diagonals(use_pfor):
+    with ad.GradientTape(persistent=not use_pfor) as g:
+        x = ad.constant([[1.0, 2.0], [3.0, 4.0]])
+        y = ad.constant([[3.0, 4.0], [5.0, 6.0]])
+        g.watch(x)
+        z = x * x * y
+    jb = g.batch_jacobian(z, x, experimental_use_pfor=use_pfor)
+    np.testing.assert_array_equal(jb.numpy(), [np.diag([6.0, 16.0]), np.diag([30.0, 48.0])])
+
+
+def test_batch_jacobian_bad_shapes_and_ranks():
+    x = ad.random.uniform([2, 3])
+    with ad.GradientTape() as g:
+        y = ad.concat([x, x], axis=0)
+    with pytest.raises(ValueError, match="Need first dimension|need first dimension"):
+        g.batch_jacobian(y, x)
+    with pytest.raises(ValueError, match="rank at least 2"):
+        ad.GradientTape(persistent=True).batch_jacobian(ad.random.uniform([2, 2]), ad.random.uniform([2]))
+    with pytest.raises(ValueError, match="rank at least 2"):
+        ad.GradientTape(persistent=True).batch_jacobian(ad.random.uniform([2]), ad.random.uniform([2, 2]))
+
+
+@pytest.mark.parametrize("use_pfor", [True, False])
+def test_batch_jacobian_degenerate_shape(use_pfor):
+    x = ad.zeros([1, 0])
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x ** 2
+    assert tape.batch_jacobian(y, x, experimental_use_pfor=use_pfor).shape == (1, 0, 0)
+
+
+def test_nested_jacobian_then_batch_jacobian():
+    x = ad.ones((10, 2))
+    with ad.GradientTape() as g:
+        g.watch(x)
+        with ad.GradientTape() as gg:
+            gg.watch(x)
+            y = ad.reduce_sum(ad.square(x))
+        dy_x = gg.jacobian(y, x)
+    dy_xx = g.batch_jacobian(dy_x, x)
+    np.testing.assert_array_equal(dy_xx.numpy(), [[[2.0, 0.0], [0.0, 2.0]]] * 10)
+
+
+def test_jacobian_of_a_list_of_targets_is_refused():
+    x = ad.constant([1.0, 2.0])
+    with ad.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x * x
+    with pytest.raises(TypeError, match="jacobian: the target must be one tensor, got a list of 2"):
+        t.jacobian([y, y], x)
+    np.testing.assert_array_equal(t.jacobian(y, x).numpy(), np.diag([2.0, 4.0]))  # the tape is still usable
+
+
+# --------------------------------------------------------------------------
+# The backward pass: only rules on a path from target to source run
+# --------------------------------------------------------------------------
+def test_stop_gradient_hides_downstream_ops():
+    @ad.custom_gradient
+    def backward_pass_error(x):
+        def grad(_):
+            raise AssertionError("ran the backward function of an op downstream of stop_gradient")
+        return x, grad
+
+    x = ad.constant(1.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = backward_pass_error(ad.stop_gradient(x))
+    assert tape.gradient(y, x) is None
+
+
+def test_second_derivative_of_relu_is_zero_not_none_at_zero_too():
+    x = ad.constant([-1.0, 0.0, 2.0])
+    with ad.GradientTape() as outer:
+        outer.watch(x)
+        with ad.GradientTape() as inner:
+            inner.watch(x)
+            y = ad.nn.relu(x)
+        dy = inner.gradient(y, x)
+    np.testing.assert_array_equal(dy.numpy(), [0.0, 0.0, 1.0])
+    d2 = outer.gradient(dy, x)
+    assert d2 is not None
+    np.testing.assert_array_equal(d2.numpy(), [0.0, 0.0, 0.0])
+
+
+# --------------------------------------------------------------------------
+# The TF-facing surface
+# --------------------------------------------------------------------------
+def test_tensor_format_spec_on_scalars():
+    loss, v = ad.constant(0.123456), ad.Variable(2.5)
+    assert f"{loss:.3f}" == "0.123" and f"{v:1.2f}" == "2.50" and f"{ad.constant(7):3d}" == "  7"
+    assert f"{loss}" == "0.123456"  # as TF: an empty spec formats the value
+    with pytest.raises(TypeError, match=r"shape \(2,\).*format spec needs a scalar"):
+        f"{ad.constant([1.0, 2.0]):.2f}"
+
+
+def test_tensor_shape_is_tf_tensorshape():
+    s = ad.zeros([7, 10]).shape
+    assert isinstance(s, ad.TensorShape) and isinstance(s, tuple)
+    assert repr(s) == "TensorShape([7, 10])" and str(s) == "(7, 10)"
+    assert s.as_list() == [7, 10] and s.rank == 2 and s.num_elements() == 70
+    assert s == (7, 10) and s == [7, 10] and s != [7] and hash(s) == hash((7, 10))
+    assert s[1:] == ad.TensorShape([10]) and repr(s[:1] + [3]) == "TensorShape([7, 3])"
+    assert ad.reshape(ad.zeros([70]), s).shape == (7, 10)
+
+
+def test_errors_are_tf_classes_and_the_builtins_raised_before():
+    with pytest.raises(ad.errors.InvalidArgumentError) as info:
+        ad.matmul(ad.ones((2, 3)), ad.ones((2, 3)))
+    assert isinstance(info.value, ValueError) and isinstance(info.value, ad.errors.OpError)
+    assert info.value.error_code == ad.errors.INVALID_ARGUMENT and "MatMul" in info.value.message
+    e = ad.errors.InvalidArgumentError(None, None, "bad")  # TF's own constructor
+    assert str(e) == "bad" and e.op is None
+    assert issubclass(ad.errors.DTypeMismatchError, TypeError)
+    assert issubclass(ad.errors.UnimplementedError, NotImplementedError)
+    assert ad.InvalidArgumentError is ad.errors.InvalidArgumentError
+
+
+def test_tf_truediv_dtype_rules():
+    pixels = ad.constant([0, 51, 255], dtype=ad.uint8)
+    scaled = pixels / 255
+    assert scaled.dtype == ad.float32  # 8- and 16-bit integers divide into float32
+    np.testing.assert_allclose(scaled.numpy(), [0.0, 0.2, 1.0], rtol=1e-7)
+    assert (ad.matmul(ad.reshape(scaled, (1, 3)), ad.ones((3, 1)))).dtype == ad.float32  # a guide's x/255 @ w
+    assert (ad.constant([1, 2]) / 2).dtype == ad.float64  # 32- and 64-bit integers into float64
+    assert ad.divide(ad.constant([3], dtype=ad.int16), ad.constant([2], dtype=ad.int16)).dtype == ad.float32
+    assert (7 / ad.constant(2)).numpy() == 3.5
+
+
+def test_integer_reductions_keep_int32_and_truncate_the_mean():
+    x = ad.constant([1, 2, 4])
+    assert ad.reduce_sum(x).dtype == ad.int32 and int(ad.reduce_sum(x)) == 7
+    assert ad.reduce_prod(x).dtype == ad.int32 and int(ad.reduce_prod(x)) == 8
+    m = ad.reduce_mean(x)
+    assert m.dtype == ad.int32 and int(m) == 2  # 7 // 3, as TF (not 2.333)
+    assert int(ad.reduce_mean(ad.constant([-1, -2, -4]))) == -2  # truncated toward zero
+    np.testing.assert_array_equal(ad.reduce_mean(ad.constant([[1, 2], [4, 7]]), axis=1).numpy(), [1, 5])
+
+
+def test_floor_division_and_modulo():
+    assert (ad.constant([7, -7]) // 2).numpy().tolist() == [3, -4]
+    assert (ad.constant([7, -7]) % 3).numpy().tolist() == [1, 2]
+    np.testing.assert_allclose((ad.constant([7.5]) // 2.0).numpy(), [3.0])
+    with pytest.raises(ad.errors.InvalidArgumentError, match="FloorDiv: integer division by zero"):
+        ad.constant([1, 2]) // 0
+
+
+def test_complex_tensors_exist():
+    z = ad.constant([1 + 2j, 3 - 1j])
+    assert z.dtype == ad.complex128
+    np.testing.assert_array_equal((z * z).numpy(), np.array([1 + 2j, 3 - 1j]) ** 2)
+    assert ad.constant([1.0], dtype=ad.complex64).dtype == ad.complex64
+
+
+def test_tensor_equals_none_is_false():
+    t = ad.constant([1.0, 2.0])
+    assert (t == None) is False and (t != None) is True  # noqa: E711  (the comparison under test)
+
+
+def test_a_missing_tf_api_says_so():
+    for get, name in [(lambda: ad.function, "tf.function"), (lambda: ad.nn.conv2d, "tf.nn.conv2d"),
+                      (lambda: ad.keras.layers.Conv2D, "tf.keras.layers.Conv2D"),
+                      (lambda: ad.linalg.qr, "tf.linalg.qr"), (lambda: ad.math.bessel_i0, "tf.math.bessel_i0")]:
+        with pytest.raises(AttributeError, match=f"{name} is not part of autodiff_viz"):
+            get()
+    assert not hasattr(ad, "ragged") and hasattr(ad, "viz")
+
+
+def test_devices():
+    cpu = ad.config.list_physical_devices("CPU")
+    assert cpu == [ad.config.PhysicalDevice(name="/physical_device:CPU:0", device_type="CPU")]
+    with ad.device("/job:localhost/replica:0/task:0/device:CPU:0"):
+        t = ad.constant(1.0)
+    assert t.device.endswith("device:CPU:0")
+    with pytest.raises(ValueError, match="not a device name"):
+        with ad.device("TPU please"):
+            pass
+
+
+def test_register_gradient_twice_is_a_key_error_and_an_override_is_undone():
+    with pytest.raises(KeyError, match="'Sin'"):
+        ad.RegisterGradient("Sin")(lambda op, g: g)
+    with pytest.raises(KeyError, match="'Round'"):
+        ad.RegisterGradient("Round")(lambda op, g: g)  # no_gradient ops have a rule too, as in TF
+    x = ad.constant(0.5)
+    with ad.extend.gradient_override("Sin", lambda op, g: (g * 2.0,)):
+        assert float(_grads(ad.sin, x)[0]) == 2.0
+    assert float(_grads(ad.sin, x)[0]) == pytest.approx(math.cos(0.5))
+
+
+def test_a_tape_started_by_watch_and_dropped_stops_recording():
+    x = ad.constant(3.0)
+    before = len(state.tapes)
+    tape = ad.GradientTape()
+    tape.watch(x)
+    assert len(state.tapes) == before + 1
+    del tape
+    gc.collect()
+    assert len(state.tapes) == before
+    y = x * x  # noqa: F841  (no tape records it)
+    used = ad.GradientTape()
+    used.watch(x)
+    z = x * 2.0
+    assert float(used.gradient(z, x)) == 2.0 and len(state.tapes) == before
