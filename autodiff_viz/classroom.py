@@ -688,7 +688,7 @@ def _hint(d, verdicts, upstream, where, names, arrays, who) -> str:
             return a is not None and np.shape(a) == np.shape(b) and bool(np.allclose(a, b, rtol=1e-4, atol=1e-6))
         if close(-got, exp) and not close(exp, 0 * exp):
             return "Your numbers have the right size but the wrong sign: check the sign of the derivative."
-        if np.shape(upstream) == got.shape and not close(upstream, np.ones_like(upstream)) and \
+        if _sums_down(got.shape, np.shape(upstream)) and not close(upstream, np.ones_like(upstream)) and \
                 close(got * upstream, exp):
             return ("Your numbers are the local derivative alone: multiply by the upstream gradient `grad` "
                     "(chain rule: the rule sends grad × ∂output/∂input). The checker starts the backward pass "
@@ -697,6 +697,9 @@ def _hint(d, verdicts, upstream, where, names, arrays, who) -> str:
         for j in others:
             v = verdicts[j]
             if close(got, v["expected"]) and close(v["got"], exp):
+                if "convention" in d.why:   # at a tie both inputs are "right" by the slopes: the convention decides
+                    return (f"On this tie your rule sends the gradient to {who[j]}; the convention sends all of it "
+                            f"to {who[0]}, the first input.")
                 return (f"The gradients of {d.input_name} and {who[j]} are swapped: return them in the order "
                         "of op.inputs.")
     return ""
@@ -866,13 +869,16 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
     explanation = None
     if a is None:
         explanation = _explain(tape, y, sources[i])
-        if explanation is not None:
-            msg += " " + explanation.message
+        if explanation is not None:   # its verdict here; the whole explanation is written above its graph
+            msg += " " + (explanation.sentences[0] if explanation.sentences else explanation.message)
             around = _around_the_tape(f, sources, i, y, tr, explanation)
             if around:
                 msg += " " + around
     elif p is None:
         msg += " A path of recorded ops joins the target to this input, so a gradient flows."
+        if not np.any(np.asarray(a.numpy())):
+            msg += (" Here it happens to be 0: None means no path at all, 0 means a path whose slope is 0 at "
+                    "this point.")
     if len(wrong) > 1:
         msg += f" Also check: {', '.join(names[j] for j in wrong[1:])}."
     return CheckResult(False, msg, explanation=explanation, mark=sources[i]._id,

@@ -223,6 +223,33 @@ def test_hint_missing_upstream_factor():
     np.testing.assert_allclose(d.got * d.upstream, d.expected, rtol=1e-6)
 
 
+def test_hint_missing_upstream_factor_with_a_scalar_upstream():
+    @ad.custom_gradient
+    def norm(x):
+        n = ad.sqrt(ad.reduce_sum(x * x))
+
+        def grad(upstream):
+            return x / n
+        return n, grad
+
+    r = classroom.check_rule(norm, np.array([3.0, -4.0]))
+    assert not r.passed and "multiply by the upstream gradient `grad`" in r.message
+    np.testing.assert_allclose(r.divergence.got, [0.6, -0.8], rtol=1e-6)   # x/‖x‖ alone
+
+
+def test_ties_sent_to_the_second_input_are_named_as_such():
+    def ties_to_b(op, grad):
+        a, b = op.inputs
+        a_wins = ad.greater(a, b)
+        zeros = ad.zeros_like(grad)
+        return ad.where(a_wins, grad, zeros), ad.where(a_wins, zeros, grad)
+
+    r = classroom.check_rule("Maximum", ties_to_b, lambda a, b: ad.maximum(a, b) * a, [A, B])
+    assert not r.passed and "(a tie)" in r.message
+    assert "On this tie your rule sends the gradient to b; the convention sends all of it to a" in r.message
+    assert "swapped" not in r.message
+
+
 def test_hint_sign_flip():
     def tanh_flipped(op, grad):
         y = op.outputs[0]
@@ -325,6 +352,10 @@ def test_prediction_names_inputs_by_the_function_s_parameters():
     r = classroom.check_prediction(lambda a, b: a * b + ad.sin(a), [0.0, 5.0], [5.0, 1.0])
     assert r.message.startswith("For a you predicted 5.0; the tape gives 6.0.")   # b + cos(0) = 6
     assert "Also check: b." in r.message and r.marked_label == "a"
+    zero = classroom.check_prediction(lambda a, b: a * b + ad.sin(a), [0.0, 5.0], [6.0, None])
+    assert zero.message == ("For b you predicted None; the tape gives 0.0. A path of recorded ops joins the target to "
+                            "this input, so a gradient flows. Here it happens to be 0: None means no path at all, 0 "
+                            "means a path whose slope is 0 at this point.")   # ∂(ab)/∂b = a = 0
 
 
 def test_prediction_of_the_wrong_length_or_shape():

@@ -30,11 +30,15 @@ REASONS = ("connected", "python_number", "not_watched", "not_trainable", "not_re
 
 @dataclass
 class Explanation:
-    """``reason`` (one of ``REASONS``), ``message`` (sentences), ``graph`` (with the break marked)."""
+    """``reason`` (one of ``REASONS``), ``message`` (sentences), ``graph`` (with the break marked).
+
+    ``sentences`` holds the message's sentences one by one; the first one is the verdict.
+    """
 
     reason: str
     message: str
     graph: _graph.Graph
+    sentences: tuple = ()
 
     def __str__(self):
         return self.message
@@ -83,7 +87,7 @@ def explain(tape, target, source, *, rankdir: str = "LR") -> Explanation:
     model.reindex()
     legend = "a part that passes no gradient back" if reason == "connected" else None
     g = _graph.Graph(model, _dot.to_dot(model, rankdir=rankdir, mark_legend=legend))
-    return Explanation(reason, " ".join(sentences), g)
+    return Explanation(reason, " ".join(sentences), g, tuple(sentences))
 
 
 def _is_tensor(x) -> bool:
