@@ -330,7 +330,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """Scale ``t`` so its L2 norm (over ``axes``) is at most ``clip_norm``."""
-    t = as_tensor(t)
+    t = numeric(t, "clip_by_norm", "float")
     with name_scope("clip_by_norm"):
         l2sum = reduce_sum(t * t, axis=axes, keepdims=True)
         # As TF: sqrt never sees a zero sum, so an all-zero t gets a finite gradient.
@@ -342,7 +342,10 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
 def cast(x, dtype, name=None):
     x = as_tensor(x)
-    dtype = _dtypes.as_dtype(dtype)
+    try:
+        dtype = _dtypes.as_dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"Cast: {e}") from None
     if x.dtype == dtype:
         return x
     xp = _namespace_of(x._value)

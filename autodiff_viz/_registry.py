@@ -128,7 +128,9 @@ def gradient_override(op_type: str, rule):
     if not callable(rule) and rule is not NOT_DIFFERENTIABLE:
         raise TypeError(f"gradient_override({op_type!r}): the rule must be a function rule(op, grad), "
                         f"got {type(rule).__name__}")
-    p = lookup(op_type)
+    p = PRIMITIVES.get(op_type)
+    if p is None:
+        raise LookupError(f"gradient_override: no op type named {op_type!r}; op types look like 'Sin', 'MatMul'")
     saved = (p.grad, p.save_inputs, p.save_output)
     register_rule(op_type, rule)
     try:

@@ -489,6 +489,9 @@ def _output_gradients(output_gradients, targets):
             out.append(None)
             continue
         og = og if isinstance(og, Tensor) else _t.convert_to_tensor(og, dtype=t.dtype)
+        if og.dtype != t.dtype:
+            raise TypeError(f"output_gradients: a gradient of dtype {og.dtype.name} for a target of dtype "
+                            f"{t.dtype.name}; give it the target's dtype")
         if og.shape != t.shape:
             raise ValueError(f"output_gradients: gradient of shape {og.shape} for a target of shape {t.shape}")
         out.append(og)

@@ -249,8 +249,15 @@ class ResourceVariable(Tensor):
     def value(self) -> EagerTensor:
         return self.read_value()
 
+    def _converted(self, value, how):
+        """``value`` as an array of the variable's dtype; errors name the method (``Variable.assign``...)."""
+        try:
+            return convert_to_tensor(value, dtype=self.dtype)._value
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"Variable.{how} of {self._name!r}: {e}") from None
+
     def _assign(self, new_value, how):
-        new = convert_to_tensor(new_value, dtype=self.dtype)._value
+        new = self._converted(new_value, how)
         if tuple(new.shape) != tuple(self._value.shape):
             raise ValueError(f"Variable.{how}: shape {tuple(new.shape)} does not match the variable's shape {self.shape}")
         self._value = new
@@ -261,11 +268,11 @@ class ResourceVariable(Tensor):
         return self._assign(value, "assign")
 
     def assign_add(self, delta):
-        delta = convert_to_tensor(delta, dtype=self.dtype)._value
+        delta = self._converted(delta, "assign_add")
         return self._assign(self._value + delta, "assign_add")
 
     def assign_sub(self, delta):
-        delta = convert_to_tensor(delta, dtype=self.dtype)._value
+        delta = self._converted(delta, "assign_sub")
         return self._assign(self._value - delta, "assign_sub")
 
     def __repr__(self):
@@ -411,7 +418,10 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     >>> print(constant(0.5, shape=(2,)))
     ad.Tensor([0.5 0.5], shape=(2,), dtype=float32)
     """
-    t = convert_to_tensor(value, dtype=dtype)
+    try:
+        t = convert_to_tensor(value, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"constant: {str(e).removeprefix('convert_to_tensor: ')}") from None
     if shape is not None:
         shape = _shape_arg(shape, "constant")
         xp = _backend.namespace_of(t._value)

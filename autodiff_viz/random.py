@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as _np
 
 from . import _backend, _dtypes
-from ._tensor import _wrap
+from ._missing import missing_api
+from ._tensor import _shape_arg, _wrap
 
 _rng = _np.random.default_rng()
 
@@ -28,12 +29,13 @@ def _to_backend(arr, dtype):
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
     """Samples from N(mean, stddev^2)."""
-    return _to_backend(_generator(seed).normal(mean, stddev, size=tuple(shape)), dtype)
+    return _to_backend(_generator(seed).normal(mean, stddev, size=_shape_arg(shape, "random.normal")), dtype)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
     """Samples from [minval, maxval) (maxval defaults to 1 for floats)."""
     dt = _dtypes.as_dtype(dtype)
+    shape = _shape_arg(shape, "random.uniform")
     if maxval is None:
         if not dt.is_floating:
             raise ValueError("random.uniform: maxval is required for integer dtypes")
@@ -44,3 +46,6 @@ def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name
     else:
         arr = g.integers(minval, maxval, size=tuple(shape))
     return _to_backend(arr, dt)
+
+
+__getattr__ = missing_api(__name__)

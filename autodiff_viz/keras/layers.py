@@ -101,8 +101,10 @@ class Dense(Layer):
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", name=None, dtype="float32", trainable=True):
         super().__init__(name=name, dtype=dtype, trainable=trainable)
-        if isinstance(units, bool) or not isinstance(units, numbers.Real) or int(units) != units or units <= 0:
+        if isinstance(units, bool) or not isinstance(units, numbers.Real) or int(units) != units:
             raise TypeError(f"Dense: units must be a positive integer, got {units!r}")
+        if units <= 0:
+            raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
