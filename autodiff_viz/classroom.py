@@ -49,11 +49,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _backend, _context, _registry
-from . import _recording
+# Only the public API and the extension API (autodiff_viz.extend): the checker uses the
+# engine the way any tool built on the package would.
+from . import GradientTape, ResourceVariable, Tensor, constant, extend, trace
 from . import events as _events
-from ._tape import GradientTape
-from ._tensor import ResourceVariable, Tensor, constant
 from .test import compute_gradient
 from .viz import _style
 
@@ -206,19 +205,15 @@ def registered(op_type: str, rule: Callable):
     ``ad.RegisterGradient`` changes the global registry for good; an exercise
     checker must leave it as it found it.
     """
-    p = _lookup(op_type)
-    saved = (p.grad, p.save_inputs, p.save_output)
-    _registry.register_rule(op_type, rule)
-    try:
+    _lookup(op_type)
+    with extend.gradient_override(op_type, rule):
         yield
-    finally:
-        p.grad, p.save_inputs, p.save_output = saved
 
 
 def _lookup(op_type: str):
-    if op_type not in _registry.PRIMITIVES:
+    if op_type not in extend.PRIMITIVES:
         raise LookupError(f"no op type named {op_type!r}; op types look like 'Sin', 'Mul', 'MatMul'")
-    return _registry.PRIMITIVES[op_type]
+    return extend.lookup(op_type)
 
 
 class _RuleMistake(Exception):
@@ -382,8 +377,8 @@ def _count(n, word) -> str:
 
 def _primitive_forward(prim):
     def forward(node, arrays):
-        xp = _backend.namespace_of(arrays[0])
-        return np.asarray(_backend.to_numpy(prim.forward(xp, *arrays, **(node.attrs or {}))), dtype=np.float64)
+        # The checker's arrays are float64 NumPy arrays: the forward runs on NumPy itself.
+        return np.asarray(prim.forward(np, *arrays, **(node.attrs or {})), dtype=np.float64)
     return forward
 
 
@@ -428,9 +423,8 @@ def _run(f, xs, seed) -> _Run:
     """
     rec = _Recorder()
     run = _Run(rec, None)
-    with _recording.trace() as tr:
+    with trace() as tr, extend.announcements(rec):
         run.trace = tr
-        _context.listen(rec)
         try:
             with GradientTape(persistent=True) as tape:
                 tape.watch(xs)
@@ -445,8 +439,6 @@ def _run(f, xs, seed) -> _Run:
             raise
         except Exception as e:  # noqa: BLE001  (a student's rule may fail in any way: said in words)
             run.error = e
-        finally:
-            _context.unlisten(rec)
     return run
 
 
@@ -558,10 +550,10 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
     labels = show["names"]
 
     # Which tensors depend on the inputs: only their gradients are sent.
-    reach = {x._id for x in xs}
+    reach = {extend.tensor_id(x) for x in xs}
     for nid in rec.order:
         node, ins = rec.ops[nid]
-        if any(t._id in reach for t in ins):
+        if any(extend.tensor_id(t) in reach for t in ins):
             reach.add(node.out_id)
 
     checked = 0
@@ -581,10 +573,10 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
             out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
             conv = [None if c is None else _unbroadcast(c.numpy() if isinstance(c, Tensor) else c, a.shape)
                     for c, a in zip(out, in_arrays)]
-        who = [labels.get(t._id, n) for t, n in zip(ins, input_names or _input_names(len(ins)))]
+        who = [labels.get(extend.tensor_id(t), n) for t, n in zip(ins, input_names or _input_names(len(ins)))]
         verdicts = []
         for i, t in enumerate(ins):
-            if t._id not in reach or not t.dtype.is_floating:
+            if extend.tensor_id(t) not in reach or not t.dtype.is_floating:
                 verdicts.append(None)
                 continue
             got = None if sent[i] is None else np.asarray(sent[i].numpy(), dtype=np.float64)
@@ -629,7 +621,7 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
 
 def _labels(rec, op_type, select, label, xs, names) -> dict:
     """Names for the picture: the function's parameters for the inputs, the custom function's name for its node."""
-    out = {x._id: n for x, n in zip(xs, names)}
+    out = {extend.tensor_id(x): n for x, n in zip(xs, names)}
     if op_type == "IdentityN":
         for nid in rec.order:
             node, _ = rec.ops[nid]
@@ -835,14 +827,14 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
         raise ValueError(f"check_prediction: {len(sources)} inputs but {len(preds)} predictions")
     params = _param_names(f, len(sources))
     names = [_source_name(s, p) for s, p in zip(sources, params)]
-    with _recording.trace() as tr:
+    with trace() as tr:
         with GradientTape(persistent=True) as tape:
             for s in sources:
                 if not isinstance(s, ResourceVariable):
                     tape.watch(s)
             y = f(*sources)
         actual = tape.gradient(y, sources)
-    labels = {s._id: n for s, n in zip(sources, names) if not isinstance(s, ResourceVariable)}
+    labels = {extend.tensor_id(s): n for s, n in zip(sources, names) if not isinstance(s, ResourceVariable)}
     show = dict(trace=tr, target=y, sources=sources, names=labels, mark_legend=PREDICTION_MARK)
     wrong, why = [], {}
     for i, (p, a) in enumerate(zip(preds, actual)):
@@ -881,7 +873,7 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
                     "this point.")
     if len(wrong) > 1:
         msg += f" Also check: {', '.join(names[j] for j in wrong[1:])}."
-    return CheckResult(False, msg, explanation=explanation, mark=sources[i]._id,
+    return CheckResult(False, msg, explanation=explanation, mark=extend.tensor_id(sources[i]),
                        note=f"You predicted {_show(p)}; the tape gives {_show(a)}.", **show)
 
 
@@ -905,7 +897,7 @@ def _around_the_tape(f, sources, i, y, tr, explanation) -> str:
     nudged = list(sources)
     nudged[i] = ResourceVariable(s.numpy() + h, name=s.name.split(":")[0], trainable=s.trainable)
     try:
-        with _recording.trace() as tr2:
+        with trace() as tr2:
             with GradientTape(persistent=True) as tape:
                 for k, t in enumerate(nudged):
                     if not isinstance(t, ResourceVariable):
@@ -945,10 +937,10 @@ def _mark_constant(explanation, tensor_id, name):
     from .viz import _dot, _graph  # noqa: PLC0415
 
     model = explanation.graph.model
-    for n in model.nodes:
-        if n._raw == tensor_id:
-            n.broken, n.dimmed = True, False
-            n.notes.append(f"{name}'s value came back here as a constant.")
+    n = model.node_for(tensor_id)
+    if n is not None:
+        n.broken, n.dimmed = True, False
+        n.notes.append(f"{name}'s value came back here as a constant.")
     explanation.graph = _graph.Graph(model, _dot.to_dot(model))
 
 

@@ -53,9 +53,49 @@ A gradient rule of an op type that has none is added with
 experiment) is done for the length of a block with
 ``with gradient_override("Sin", rule):``, which puts the old rule back.
 """
+import contextlib
+
+from ._context import listen, unlisten
 from ._registry import NOT_DIFFERENTIABLE, PRIMITIVES, defop, gradient_override, has_rule, lookup
 from ._tensor import as_tensor, execute, numeric
 from .errors import InvalidArgumentError
 
 __all__ = ["defop", "execute", "as_tensor", "numeric", "lookup", "gradient_override", "has_rule",
-           "NOT_DIFFERENTIABLE", "PRIMITIVES", "InvalidArgumentError"]
+           "NOT_DIFFERENTIABLE", "PRIMITIVES", "InvalidArgumentError", "announcements", "tensor_id"]
+
+
+def tensor_id(t) -> int:
+    """The id that records, trace events and pictures use for a tensor or variable.
+
+    >>> import autodiff_viz as ad
+    >>> v = ad.Variable(1.0)
+    >>> tensor_id(v) == tensor_id(v.read_value())
+    True
+    """
+    return t._id
+
+
+@contextlib.contextmanager
+def announcements(listener):
+    """Call ``listener(kind, payload)`` for everything the engine does in this thread while the block runs.
+
+    The payloads hold the engine's own objects (tensors, the tape, the op
+    view a rule gets); ``ad.trace()`` is built on this, and so is the
+    classroom's checker.  The kinds and their payload keys are listed in
+    ``autodiff_viz/_context.py``.
+
+    >>> import autodiff_viz as ad
+    >>> seen = []
+    >>> x = ad.constant(2.0)
+    >>> with announcements(lambda kind, payload: seen.append(kind)):
+    ...     with ad.GradientTape() as tape:
+    ...         tape.watch(x)
+    ...         y = x * x
+    >>> seen
+    ['tape_begin', 'watch', 'op', 'tape_end']
+    """
+    listen(listener)
+    try:
+        yield listener
+    finally:
+        unlisten(listener)
