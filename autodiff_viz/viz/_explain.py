@@ -455,7 +455,7 @@ class _Diagnosis:
                 if vnode is not None and vnode.id in back:
                     self.no_path()
                     self.mark(vnode, None)
-                    self.mark(self.source_node(), "Not on the tape: only the changed variable's new value is.")
+                    self.mark(self.source_node(), "This value is not on the tape: only the variable's value after the change is.")
                     name = (e.name or "a variable").split(":")[0]
                     return "state", [
                         f"The gradient is None because variable {name!r} was changed in place ({e.how}) on the "
