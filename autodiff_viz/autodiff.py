@@ -9,5 +9,8 @@
 """
 from ._forward import ForwardAccumulator
 from ._tape import GradientTape
+from ._missing import missing_api as _missing_api
 
 __all__ = ["ForwardAccumulator", "GradientTape"]
+
+__getattr__ = _missing_api(__name__)

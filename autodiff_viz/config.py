@@ -18,7 +18,7 @@ import sys
 from typing import NamedTuple
 
 from . import _backend
-from ._missing import missing_api
+from ._missing import missing_api as _missing_api
 
 
 class PhysicalDevice(NamedTuple):
@@ -73,4 +73,4 @@ def device(device_name):
     yield
 
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

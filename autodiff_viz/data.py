@@ -18,6 +18,7 @@ import numpy as _np
 from . import _backend
 from . import random as _random
 from ._tensor import Tensor, _wrap, convert_to_tensor
+from ._missing import missing_api as _missing_api
 
 
 # Structure: tuples and dicts nest; anything else (a list included, as in TF) is one tensor.
@@ -220,3 +221,5 @@ class _Take(Dataset):
             if 0 <= self._count <= i:
                 return
             yield leaves
+
+__getattr__ = _missing_api(__name__)

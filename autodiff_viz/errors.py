@@ -20,6 +20,7 @@ catches ``ValueError`` or ``TypeError`` keeps working:
 InvalidArgumentError True 3
 """
 from __future__ import annotations
+from ._missing import missing_api as _missing_api
 
 # TensorFlow's error codes (``tf.errors.INVALID_ARGUMENT``...).
 OK, CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND, ALREADY_EXISTS = range(7)
@@ -141,3 +142,5 @@ __all__ = [
     "FailedPreconditionError", "AbortedError", "OutOfRangeError", "UnimplementedError", "InternalError",
     "UnavailableError", "DataLossError", "DTypeMismatchError",
 ]
+
+__getattr__ = _missing_api(__name__)

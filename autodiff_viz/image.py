@@ -1,6 +1,7 @@
 """``ad.image``: image ops (``adjust_contrast`` has no gradient, as in TF)."""
 from .extend import as_tensor, execute
 from .extend import PRIMITIVES as _P
+from ._missing import missing_api as _missing_api
 
 
 def adjust_contrast(images, contrast_factor):
@@ -10,3 +11,5 @@ def adjust_contrast(images, contrast_factor):
         raise ValueError(f"adjust_contrast: images need rank >= 3 [..., height, width, channels], got shape {images.shape}")
     factor = as_tensor(contrast_factor, images, "AdjustContrastv2")
     return execute(_P["AdjustContrastv2"], (images, factor))
+
+__getattr__ = _missing_api(__name__)

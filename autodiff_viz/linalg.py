@@ -5,9 +5,9 @@
 >>> ad.linalg.solve(a, ad.constant([[2.0], [2.0]])).numpy().tolist()
 [[1.0], [0.5]]
 """
-from ._missing import missing_api
+from ._missing import missing_api as _missing_api
 from ._ops import det, diag_part, einsum, inv, matmul, matrix_transpose, norm, solve, trace, transpose  # noqa: F401
 
 adjoint = matrix_transpose  # real matrices: the adjoint is the transpose
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

@@ -1,5 +1,5 @@
 """``ad.math``: the elementwise, reduction and comparison ops (as ``tf.math``)."""
-from ._missing import missing_api
+from ._missing import missing_api as _missing_api
 from ._ops import (  # noqa: F401
     abs, add, add_n, argmax, argmin, ceil, cos, divide, equal, erf, exp, floor, floordiv, floormod, greater,
     greater_equal, less, less_equal, log, log1p, logical_and, logical_not, logical_or, maximum, minimum, multiply,
@@ -10,4 +10,4 @@ from ._ops import softplus  # noqa: F401
 
 mod = floormod
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math as _math
 
 from . import _ops as o
-from ._missing import missing_api
+from ._missing import missing_api as _missing_api
 from ._ops import relu, sigmoid, softplus, tanh  # noqa: F401
 from .extend import InvalidArgumentError, as_tensor, execute, numeric  # noqa: F401
 from .extend import PRIMITIVES as _P
@@ -167,4 +167,4 @@ def l2_loss(t, name=None):
         return o.reduce_sum(t * t) * 0.5
 
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as _np
 
 from . import _backend, _dtypes
-from ._missing import missing_api
+from ._missing import missing_api as _missing_api
 from ._tensor import _shape_arg, _wrap
 
 _rng = _np.random.default_rng()
@@ -48,4 +48,4 @@ def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name
     return _to_backend(arr, dt)
 
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

@@ -6,6 +6,7 @@ import numpy as _np
 from . import _backend, _nest
 from ._tape import GradientTape
 from ._tensor import Tensor, convert_to_tensor
+from ._missing import missing_api as _missing_api
 
 
 def _default_delta(dtype):
@@ -71,3 +72,5 @@ def _numerical(f, xs, i, y_size, delta):
 def max_error(theoretical, numerical) -> float:
     """Largest absolute difference between the Jacobians of ``compute_gradient``."""
     return max((float(_np.max(_np.abs(t - n))) if t.size else 0.0) for t, n in zip(theoretical, numerical))
+
+__getattr__ = _missing_api(__name__)

@@ -9,10 +9,10 @@ is recorded on tapes like any other code.
 >>> model(ad.ones((2, 3))).shape
 TensorShape([2, 1])
 """
-from .._missing import missing_api
+from .._missing import missing_api as _missing_api
 from . import activations, initializers, layers, optimizers
 from .models import Model, Sequential
 
 __all__ = ["Model", "Sequential", "activations", "initializers", "layers", "optimizers"]
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

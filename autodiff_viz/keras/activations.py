@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import nn
-from .._missing import missing_api
+from .._missing import missing_api as _missing_api
 
 _BY_NAME = {
     "relu": nn.relu,
@@ -40,4 +40,4 @@ def get(identifier):
                      "or pass a function")
 
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

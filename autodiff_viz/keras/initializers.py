@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import _ops, random
-from .._missing import missing_api
+from .._missing import missing_api as _missing_api
 from .._tensor import convert_to_tensor
 
 
@@ -88,4 +88,4 @@ def get(identifier):
     raise ValueError(f"an initializer must be a name or a callable, got {identifier!r}")
 
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

@@ -5,7 +5,7 @@ import numbers
 
 from .. import _ops, nn
 from .._dtypes import as_dtype
-from .._missing import missing_api
+from .._missing import missing_api as _missing_api
 from .._module import Module, _snake_case, unique_name
 from .._tensor import ResourceVariable, Tensor, convert_to_tensor
 from . import activations, initializers
@@ -208,4 +208,4 @@ class BatchNormalization(Layer):
                                       self.epsilon)
 
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

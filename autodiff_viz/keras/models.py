@@ -1,7 +1,7 @@
 """``Sequential``, layers applied one after another, and ``Model``, to subclass."""
 from __future__ import annotations
 
-from .._missing import missing_api
+from .._missing import missing_api as _missing_api
 from .layers import Layer
 
 
@@ -73,4 +73,4 @@ class Model(Layer):
         return found
 
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)

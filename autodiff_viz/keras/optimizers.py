@@ -9,7 +9,7 @@ import numbers
 import warnings
 
 from .. import _backend
-from .._missing import missing_api
+from .._missing import missing_api as _missing_api
 from .._tensor import ResourceVariable, Tensor, Variable, convert_to_tensor
 
 
@@ -128,4 +128,4 @@ def _number(value, who, what) -> float:
     return float(value)
 
 
-__getattr__ = missing_api(__name__)
+__getattr__ = _missing_api(__name__)
