@@ -70,12 +70,16 @@ class Module:
 
     @property
     def name(self) -> str:
-        return self._name
+        # A subclass whose __init__ never calls Module.__init__ (as TF's guides allow) still has a name.
+        name = self.__dict__.get("_name")
+        if name is None:
+            name = self._name = unique_name(_snake_case(type(self).__name__))
+        return name
 
     @property
     def name_scope(self):
         """A context manager labelling the ops run inside with this module's name."""
-        return _name_scope(self._name)
+        return _name_scope(self.name)
 
     def _tracked_values(self) -> list:
         """What to search for variables and modules, in order (attributes sorted by name)."""
@@ -116,5 +120,5 @@ class Module:
         return tuple(m for m in self._walk() if isinstance(m, Module))
 
     def __repr__(self):
-        return f"<{type(self).__name__} '{self._name}'>"
+        return f"<{type(self).__name__} '{self.name}'>"
 

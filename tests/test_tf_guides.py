@@ -763,3 +763,165 @@ def test_advanced_batch_jacobian_through_batch_normalization():
         print(f'jb.shape: {jb.shape}')
     """)
     assert out == "j.shape: (7, 6, 7, 5)\njb.shape: (7, 6, 5)\n"
+
+
+# --------------------------------------------------------------------------
+# Logistic regression and multilayer perceptrons with Core APIs.  Their printed
+# numbers come from datasets that are not here (UCI breast cancer, MNIST), so the
+# guides' code runs on small data with known answers: the guides' own formulas.
+# --------------------------------------------------------------------------
+def test_logistic_regression_core_guide_code():
+    out, _, ns = run("""
+        rng = np.random.default_rng(0)
+        y_np = rng.integers(0, 2, size=64).astype(np.float32)
+        x_np = rng.normal(size=(64, 3)) * [1.0, 5.0, 0.2] + [0.0, 10.0, -1.0]
+        x_np[:, 0] = (2 * y_np - 1) * (1.0 + np.abs(x_np[:, 0]))  # separable, with a margin
+        x_train, y_train = tf.convert_to_tensor(x_np, dtype=tf.float32), tf.convert_to_tensor(y_np, dtype=tf.float32)
+
+        class Normalize(tf.Module):
+          def __init__(self, x):
+            self.mean = tf.Variable(tf.math.reduce_mean(x, axis=0))
+            self.std = tf.Variable(tf.math.reduce_std(x, axis=0))
+          def norm(self, x):
+            return (x - self.mean)/self.std
+          def unnorm(self, x):
+            return (x * self.std) + self.mean
+
+        norm_x = Normalize(x_train)
+        x_train_norm = norm_x.norm(x_train)
+
+        def log_loss(y_pred, y):
+          ce = tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=y_pred)
+          return tf.reduce_mean(ce)
+
+        class LogisticRegression(tf.Module):
+          def __init__(self):
+            self.built = False
+          def __call__(self, x, train=True):
+            if not self.built:
+              rand_w = tf.random.uniform(shape=[x.shape[-1], 1], seed=22)
+              rand_b = tf.random.uniform(shape=[], seed=22)
+              self.w = tf.Variable(rand_w)
+              self.b = tf.Variable(rand_b)
+              self.built = True
+            z = tf.add(tf.matmul(x, self.w), self.b)
+            z = tf.squeeze(z, axis=1)
+            if train:
+              return z
+            return tf.sigmoid(z)
+
+        log_reg = LogisticRegression()
+        y_pred = log_reg(x_train_norm[:5], train=False)
+
+        def predict_class(y_pred, thresh=0.5):
+          return tf.cast(y_pred > thresh, tf.float32)
+
+        def accuracy(y_pred, y):
+          y_pred = tf.math.sigmoid(y_pred)
+          y_pred_class = predict_class(y_pred)
+          check_equal = tf.cast(y_pred_class == y,tf.float32)
+          acc_val = tf.reduce_mean(check_equal)
+          return acc_val
+
+        with tf.GradientTape() as tape:
+          first_loss = log_loss(log_reg(x_train_norm), y_train)
+        grads = tape.gradient(first_loss, log_reg.variables)
+        w0, b0 = log_reg.w.numpy(), log_reg.b.numpy()
+
+        train_dataset = tf.data.Dataset.from_tensor_slices((x_train_norm, y_train))
+        train_dataset = train_dataset.shuffle(buffer_size=x_train.shape[0]).batch(16)
+        learning_rate = 0.5
+        for epoch in range(60):
+          for x_batch, y_batch in train_dataset:
+            with tf.GradientTape() as tape:
+              batch_loss = log_loss(log_reg(x_batch), y_batch)
+            grads_b = tape.gradient(batch_loss, log_reg.variables)
+            for g, v in zip(grads_b, log_reg.variables):
+              v.assign_sub(learning_rate * g)
+        train_acc = accuracy(log_reg(x_train_norm), y_train)
+        print(f"Training accuracy: {train_acc:.3f}")
+    """)
+    x_norm = ns["x_train_norm"].numpy()
+    np.testing.assert_allclose(x_norm.mean(axis=0), 0.0, atol=1e-5)
+    np.testing.assert_allclose(x_norm.std(axis=0), 1.0, rtol=1e-5)  # reduce_std: the population std, as NumPy's
+    assert np.all((ns["y_pred"].numpy() > 0) & (ns["y_pred"].numpy() < 1))  # "values in the range of (0, 1)"
+    # The guide's gradient: dL/dw = (sigma(Xw + b) - y) X / m and dL/db = mean(sigma(Xw + b) - y).
+    residual = 1 / (1 + np.exp(-(x_norm @ ns["w0"] + ns["b0"]).ravel())) - ns["y_np"]
+    db, dw = ns["grads"]  # variables in attribute order, as tf.Module: b, then w
+    np.testing.assert_allclose(dw.numpy().ravel(), x_norm.T @ residual / 64, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(db), residual.mean(), rtol=1e-5, atol=1e-6)
+    assert out == "Training accuracy: 1.000\n"  # the classes are linearly separable
+
+
+def test_mlp_core_guide_code():
+    out, _, ns = run("""
+        def preprocess(x, y):
+          x = tf.reshape(x, shape=[-1, 784])
+          x = x/255
+          return x, y
+
+        rng = np.random.default_rng(1)
+        images = tf.constant(rng.integers(0, 256, size=(6, 28, 28)), dtype=tf.uint8)
+        labels = tf.constant([0, 1, 2, 1, 0, 2], dtype=tf.int64)
+        x, y = preprocess(images, labels)
+        print(x.dtype, x.shape)
+
+        def xavier_init(shape):
+          in_dim, out_dim = shape
+          xavier_lim = tf.sqrt(6.)/tf.sqrt(tf.cast(in_dim + out_dim, tf.float32))
+          weight_vals = tf.random.uniform(shape=(in_dim, out_dim),
+                                          minval=-xavier_lim, maxval=xavier_lim, seed=22)
+          return weight_vals
+
+        class DenseLayer(tf.Module):
+          def __init__(self, out_dim, weight_init=xavier_init, activation=tf.identity):
+            self.out_dim = out_dim
+            self.weight_init = weight_init
+            self.activation = activation
+            self.built = False
+          def __call__(self, x):
+            if not self.built:
+              self.in_dim = x.shape[1]
+              self.w = tf.Variable(self.weight_init(shape=(self.in_dim, self.out_dim)))
+              self.b = tf.Variable(tf.zeros(shape=(self.out_dim,)))
+              self.built = True
+            z = tf.add(tf.matmul(x, self.w), self.b)
+            return self.activation(z)
+
+        class MLP(tf.Module):
+          def __init__(self, layers):
+            self.layers = layers
+          def __call__(self, x, preds=False):  # restored without @tf.function: not part of this package
+            for layer in self.layers:
+              x = layer(x)
+            return x
+
+        mlp_model = MLP([DenseLayer(out_dim=16, activation=tf.nn.relu), DenseLayer(out_dim=3)])
+
+        def cross_entropy_loss(y_pred, y):
+          sparse_ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=y_pred)
+          return tf.reduce_mean(sparse_ce)
+
+        def accuracy(y_pred, y):
+          class_preds = tf.argmax(tf.nn.softmax(y_pred), axis=1)
+          is_equal = tf.equal(y, class_preds)
+          return tf.reduce_mean(tf.cast(is_equal, tf.float32))
+
+        with tf.GradientTape() as tape:
+          logits = mlp_model(x)
+          loss = cross_entropy_loss(logits, y)
+        grads = tape.gradient(loss, logits)
+        acc = accuracy(logits, y)
+        print(len(mlp_model.trainable_variables), [v.shape.as_list() for v in mlp_model.trainable_variables])
+    """)
+    assert out == "<dtype: 'float32'> (6, 784)\n4 [[16], [784, 16], [3], [16, 3]]\n"
+    lim = np.sqrt(6.0) / np.sqrt(784 + 16)
+    w1 = ns["mlp_model"].layers[0].w.numpy()
+    assert w1.dtype == np.float32 and np.all(np.abs(w1) <= lim)
+    logits = ns["logits"].numpy().astype(np.float64)
+    soft = np.exp(logits - logits.max(axis=1, keepdims=True))
+    soft /= soft.sum(axis=1, keepdims=True)
+    onehot = np.eye(3)[[0, 1, 2, 1, 0, 2]]
+    np.testing.assert_allclose(float(ns["loss"]), -np.mean(np.log(np.sum(soft * onehot, axis=1))), rtol=1e-5)
+    np.testing.assert_allclose(ns["grads"].numpy(), (soft - onehot) / 6, rtol=1e-4, atol=1e-7)  # softmax - onehot
+    assert float(ns["acc"]) == pytest.approx(np.mean(np.argmax(logits, axis=1) == [0, 1, 2, 1, 0, 2]))
