@@ -530,7 +530,14 @@ def as_tensor(x, like=None, op="op") -> Tensor:
         # The common ``y * 0.5`` on NumPy: a cached NumPy scalar of the tensor's dtype.
         dt = _dtypes.of_array(like._value)
         if dt.is_floating or (type(x) is int and dt.is_integer):
-            return _wrap(_scalar_array(x, dt))
+            try:
+                return _wrap(_scalar_array(x, dt))
+            except OverflowError:
+                raise TypeError(f"{op}: cannot convert {x!r} to a tensor of dtype {dt.name}: it is out of range "
+                                f"for {dt.name}") from None
+    if x is None:
+        raise TypeError(f"{op}: an operand is None; expected a tensor or a number"
+                        + (f" (the other operand has dtype {like.dtype.name}, shape {like.shape})" if like is not None else ""))
     if like is not None and isinstance(x, (int, float, list, tuple, _np.ndarray, _np.generic)) and not isinstance(x, bool):
         dt = like.dtype
         if isinstance(x, (_np.ndarray, _np.generic)):
@@ -593,12 +600,20 @@ def binary(type, x, y) -> Tensor:
     if x._value.dtype is not y._value.dtype and x.dtype is not y.dtype:
         raise TypeError(f"{type}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
                         f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
+    if _dtypes.of_array(x._value).is_bool and type not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
+        numeric(x, type)
     return execute(PRIMITIVES[type], (x, y))
+
+
+_TAKES_BOOL = frozenset({"Equal", "NotEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Identity", "StopGradient"})
 
 
 def unary(type, x) -> Tensor:
     """An elementwise op of one operand, by its op type name."""
-    return execute(PRIMITIVES[type], (as_tensor(x),))
+    x = as_tensor(x)
+    if _dtypes.of_array(x._value).is_bool and type not in _TAKES_BOOL:
+        numeric(x, type)
+    return execute(PRIMITIVES[type], (x,))
 
 
 # TF's truediv: integer operands become floating first, 8- and 16-bit ones float32, wider ones float64.

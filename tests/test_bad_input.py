@@ -315,9 +315,7 @@ CASES = [
     ("clip_by_norm of ints", lambda: ad.clip_by_norm(i3, 1.0), E.InvalidArgumentError, "clip_by_norm"),
 ]
 
-# Through Python's operators the checks belong in the op core (_tensor.binary, unary, as_tensor), which
-# is being tuned separately: these rows say what is still accepted there, and fail loudly once fixed.
-_HOT_PATH = pytest.mark.xfail(strict=True, reason="needs a dtype check in _tensor.binary/unary/as_tensor")
+# Through Python's operators: the checks live in the op core (_tensor.binary, unary, as_tensor).
 OPERATOR_CASES = [
     ("operator + on bools", lambda: b2 + b2, E.InvalidArgumentError, "Add"),
     ("operator * on bools", lambda: b2 * b2, E.InvalidArgumentError, "Mul"),
@@ -336,8 +334,7 @@ def test_bad_input_is_refused_with_a_message_naming_the_op(what, call, error, op
     assert re.search(re.escape(op), message), f"{what}: the message does not name {op!r}: {message}"
 
 
-@pytest.mark.parametrize("what, call, error, op", [pytest.param(*c, marks=_HOT_PATH) for c in OPERATOR_CASES],
-                         ids=[c[0] for c in OPERATOR_CASES])
+@pytest.mark.parametrize("what, call, error, op", OPERATOR_CASES, ids=[c[0] for c in OPERATOR_CASES])
 def test_bad_input_through_operators(what, call, error, op):
     test_bad_input_is_refused_with_a_message_naming_the_op(what, call, error, op)
 
