@@ -661,8 +661,10 @@ def numeric(x, op, kinds="number") -> Tensor:
     softmax...), ``"real"`` (floating only).
     """
     x = as_tensor(x)
-    dt = x.dtype
-    ok = {"number": not dt.is_bool, "float": dt.is_floating or dt.is_complex, "real": dt.is_floating}[kinds]
+    dt = _dtypes.of_array(x._value)
+    if dt.is_floating:  # every kind takes floats: the common case decides at once
+        return x
+    ok = not dt.is_bool if kinds == "number" else (dt.is_complex if kinds == "float" else False)
     if not ok:
         need = {"number": "a number type (not bool)", "float": "a floating type (float16/32/64, or complex)",
                 "real": "a floating type (float16/32/64)"}[kinds]
