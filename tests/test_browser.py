@@ -185,3 +185,24 @@ def test_explorer_page(tmp_path):
         page.dispatch_event(".adv-slider", "input")
         expect(page.locator(".adv-readout")).to_contain_text("x = 2   f(x) = 4   f'(x) = 4")
         browser.close()
+
+
+def test_linked_view_plots_the_result_until_a_node_is_clicked(tmp_path):
+    # animate(f, x) with linked views: the plot starts with f's result against x (not x against itself).
+    require_chromium()
+    pytest.importorskip("playwright")
+    from playwright.sync_api import expect, sync_playwright
+
+    anim = ad.viz.animate(lambda x: ad.sin(x) * x, 1.0, points=9)
+    path = tmp_path / "linked.html"
+    anim.save(path)
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.goto(path.as_uri())
+        page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
+        title = page.locator(".adv-plot-title")
+        expect(title).to_have_text("Mul against x")
+        page.locator(".adv-node[data-label='Sin']").click()
+        expect(title).to_have_text("Sin against x")
+        browser.close()

@@ -252,7 +252,8 @@ function render({ model, el }) {
   function drawPlot() {
     if (!plot) return;
     const gi = gridIndex();
-    const sel = model.get("selected") || linked.inputNode || data.nodes[data.nodes.length - 1].id;
+    // Until a node is clicked, plot the function's result: the input against itself teaches nothing.
+    const sel = model.get("selected") || data.nodes[data.nodes.length - 1].id;
     const k = index[sel];
     const name = data.nodes[k].label;
     const col = (rows) => rows.map((r) => r[k]);
