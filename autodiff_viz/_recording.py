@@ -183,7 +183,7 @@ def watch_fields(t, auto: bool) -> dict:
     name = _var_name(t)
     return dict(tensor=t._id, name=name, variable=name is not None,
                 trainable=bool(getattr(t, "trainable", False)) if name is not None else False,
-                auto=auto, value=summarize(t))
+                auto=auto, value=summarize(t), label=None if name is not None else t.name)
 
 
 def skipped_fields(p) -> dict:
@@ -210,14 +210,16 @@ def _op_fields(node, inputs=None, known=None) -> dict:
     """
     if inputs is None:  # only the values the record saved for its rule
         inputs = getattr(node, "inputs", None) or ()
-    in_names, in_values = [], []
+    in_names, in_values, in_labels = [], [], []
     for i in range(len(node.in_ids)):
         t = inputs[i] if i < len(inputs) else None
         if t is None:
             in_names.append(None)
             in_values.append(None)
+            in_labels.append(None)
             continue
         in_names.append(_var_name(t))
+        in_labels.append(None if t._is_variable else t.name)
         s = known.get(t._id) if known is not None and not t._is_variable else None
         in_values.append(s if s is not None else summarize(t))
     prim = PRIMITIVES.get(node.type)
@@ -227,7 +229,7 @@ def _op_fields(node, inputs=None, known=None) -> dict:
                 inputs=tuple(node.in_ids), output=node.out_id,
                 in_shapes=tuple(tuple(int(d) for d in s) for s in node.in_shapes),
                 in_dtypes=tuple(_dtype_name_of(d) for d in node.in_dtypes),
-                in_names=tuple(in_names), in_values=tuple(in_values),
+                in_names=tuple(in_names), in_values=tuple(in_values), in_labels=tuple(in_labels),
                 shape=tuple(int(d) for d in node.out_shape), dtype=_dtype_name_of(node.out_dtype),
                 attrs={str(k): _plain(v) for k, v in (node.attrs or {}).items()})
 

@@ -185,6 +185,16 @@ class EagerTensor(Tensor):
     __slots__ = ()
 
 
+class _NamedConstant(EagerTensor):
+    """A constant made with ``name=``: pictures label it with that name."""
+
+    __slots__ = ("_label",)
+
+    @property
+    def name(self) -> str:
+        return self._label
+
+
 def _wrap(value) -> EagerTensor:
     t = _new(EagerTensor)
     t._value = value
@@ -417,6 +427,8 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
 
     >>> print(constant(0.5, shape=(2,)))
     ad.Tensor([0.5 0.5], shape=(2,), dtype=float32)
+    >>> constant(2.0, name="c").name   # pictures label the constant "c"
+    'c'
     """
     try:
         t = convert_to_tensor(value, dtype=dtype)
@@ -435,6 +447,10 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         else:
             raise TypeError(f"constant: the value has {t._value.size} elements (shape {t.shape}), but shape "
                             f"{shape} has {size}: only a single value or the same number of elements can fill it")
+    if name is not None and not t._is_variable:
+        named = _new(_NamedConstant)
+        named._value, named._id, named._label = t._value, t._id, str(name)
+        return named
     return t
 
 
@@ -598,8 +614,8 @@ def binary(type, x, y) -> Tensor:
     # Same dtype objects is the common, fast case; comparing ad dtypes lets
     # two backends' float32 through to execute, which reports the mix.
     if x._value.dtype is not y._value.dtype and x.dtype is not y.dtype:
-        raise TypeError(f"{type}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
-                        f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
+        raise DTypeMismatchError(f"{type}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
+                                 f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
     if _dtypes.of_array(x._value).is_bool and type not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
         numeric(x, type)
     return execute(PRIMITIVES[type], (x, y))

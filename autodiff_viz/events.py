@@ -165,6 +165,7 @@ class Watch(Event):
     trainable: bool = False
     auto: bool = False
     value: Optional[Summary] = None
+    label: Optional[str] = None  # a named constant's name= (``ad.constant(2.0, name="c")``)
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,7 @@ class Op(Event):
     during: Optional[int] = None
     formula: str = ""
     partials: tuple[str, ...] = ()
+    in_labels: tuple[Optional[str], ...] = ()  # the name= of inputs that are named constants
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ HEAD = '{"format":"autodiff_viz.trace","version":2,"events":['
 
 def _watch(**fields):
     e = {"kind": "watch", "seq": 0, "tape": 1, "tensor": 5, "name": None, "variable": False,
-         "trainable": False, "auto": False, "value": None}
+         "trainable": False, "auto": False, "value": None, "label": None}
     e.update(fields)
     return e
 
@@ -26,7 +26,7 @@ def _op(**fields):
     e = {"kind": "op", "seq": 0, "tape": 1, "node": 1, "op_type": "Mul", "name": "Mul", "scope": "",
          "inputs": [1, 1], "output": 2, "in_shapes": [[], []], "in_dtypes": ["float32", "float32"],
          "in_names": [None, None], "in_values": [None, None], "shape": [], "dtype": "float32", "value": None,
-         "attrs": {}, "during": None, "formula": "a · b", "partials": ["b", "a"]}
+         "attrs": {}, "during": None, "formula": "a · b", "partials": ["b", "a"], "in_labels": [None, None]}
     e.update(fields)
     return e
 
@@ -63,7 +63,7 @@ HOSTILE = {
     "65 dimensions": (_doc(_op(shape=[1] * 65)), "at most 64 dimensions"),
     "size does not match": (_doc(_watch(value=_summary(size=3))), "does not match shape"),
     "1e400": (HEAD + '{"kind":"watch","seq":0,"tape":1,"tensor":5,"name":null,"variable":false,'
-              '"trainable":false,"auto":false,"value":{"shape":[],"dtype":"float64","size":1,'
+              '"trainable":false,"auto":false,"label":null,"value":{"shape":[],"dtype":"float64","size":1,'
               '"min":1e400,"max":1,"mean":1,"head":[1]}}]}', r"min: number inf is out of range"),
     "-1e400 in a head": (_doc(_watch(value=_summary(head=[1.0, 2.0]))).replace("2.0]", "-1e400]"),
                          r"head\[1\]: number -inf is out of range"),

@@ -204,16 +204,17 @@ def test_names_come_from_the_function_that_draws_and_private_names_are_skipped()
     assert [n.label for n in ad.viz.graph(_t).model.nodes] == ["x", "Exp", "Sum"]
 
 
-def test_a_constants_name_is_not_kept_by_the_engine():
-    c = ad.constant(2.0, name="c")
-    assert c.name is None   # the engine drops it: a constant's box shows its Python name instead
+def test_a_constants_name_labels_its_box():
+    c = ad.constant(2.0, name="rate")
+    assert c.name == "rate"
     with ad.trace() as tr:
         with ad.GradientTape() as tape:
             tape.watch(c)
             y = c * c
         tape.gradient(y, c)
     two = c
-    assert ad.viz.graph(tr).model.nodes[0].label == "c"   # the shortest of its names here
+    # name= wins over the names the code holds it in (c, two), as a variable's own name does.
+    assert ad.viz.graph(tr).model.nodes[0].label == "rate"
     del two
 
 

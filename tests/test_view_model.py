@@ -275,3 +275,17 @@ def test_a_layout_that_falls_back_says_so_in_the_first_step(monkeypatch):
     anim = ad.viz.animate(tr)
     assert anim.data["layout"]["engine"] == "layered"
     assert anim.data["layout"]["note"] in anim.steps[0]["lines"]
+
+
+def test_a_named_constant_keeps_its_name_in_pictures():
+    x = ad.constant(3.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * ad.constant(2.0, name="rate")
+        tape.gradient(y, x)
+    again = ad.Trace.from_json(tr.to_json())
+    for source in (tr, again):
+        labels = {n.label for n in ad.viz.graph(source, names=False).model.nodes}
+        assert "rate" in labels and "const" not in labels
+        assert "rate" in [n["label"] for n in ad.viz.animate(source, names=False).nodes]

@@ -221,6 +221,7 @@ class _Builder:
         self.events = events
         self.tape_filter = tape
         self.given = dict(names)               # labels the caller chose
+        self.labels: dict[int, str] = {}       # tensor id -> a named constant's name=
         self.letters = 0                       # watched tensors named so far (x, y, z...)
         self.tapes: dict[int, Tape] = {}
         self.nodes: list[Node] = []
@@ -269,10 +270,10 @@ class _Builder:
         if name is not None:
             kind, label = VARIABLE, name.split(":")[0]
         elif w is not None:
-            kind, label = WATCHED, input_letter(self.letters)
-            self.letters += 1
+            kind, label = WATCHED, self.labels.get(raw) or input_letter(self.letters)
+            self.letters += raw not in self.labels
         else:
-            kind, label = CONSTANT, "const"
+            kind, label = CONSTANT, self.labels.get(raw, "const")
         label = self.given.get(raw, label)
         node = self.new_node(kind=kind, label=label, tensor=self.tnum(raw), shape=tuple(shape), dtype=dtype,
                              value=value if value is not None else (w.value if w else None), _raw=raw)
@@ -296,10 +297,15 @@ class _Builder:
                     self.watch[e.tensor] = e
                 if e.name:
                     self.names[e.tensor] = e.name
+                if e.label:
+                    self.labels[e.tensor] = e.label
             elif isinstance(e, ev.Op):
                 for i, nm in zip(e.inputs, e.in_names):
                     if nm:
                         self.names[i] = nm
+                for i, lab in zip(e.inputs, e.in_labels):
+                    if lab:
+                        self.labels[i] = lab
             elif isinstance(e, ev.State) and e.name:
                 self.names[e.variable] = e.name
         for e in events:

@@ -192,7 +192,8 @@ def names_in(namespaces, ids=None) -> dict:
     Only tensors whose id is in ``ids`` (all when ``None``); names that start
     with ``_`` are skipped (IPython's ``_``, ``_1``...); a tensor held by several
     names gets the shortest one of the nearest namespace; a variable keeps the
-    ``name=`` it was given (only an unnamed ``Variable`` takes its Python name).
+    ``name=`` it was given (only an unnamed ``Variable`` takes its Python name), and
+    so does a constant made with ``name=``.
 
     >>> import autodiff_viz as ad
     >>> w, v, c = ad.Variable(1.0), ad.Variable(1.0, name="bias"), ad.constant(2.0)
@@ -211,6 +212,8 @@ def names_in(namespaces, ids=None) -> dict:
                 continue
             own = rec.variable_name(value)
             if own is not None and own != DEFAULT_VARIABLE_NAME:
+                continue
+            if own is None and value.name is not None:  # a constant made with name= keeps it
                 continue
             if tid not in mine or len(name) < len(mine[tid]):
                 mine[tid] = name
