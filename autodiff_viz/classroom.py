@@ -706,6 +706,7 @@ def _whole_ok(f, xs, theoretical, numerical, rtol, atol):
     for i, (t, n) in enumerate(zip(theoretical, numerical)):
         if t.shape != n.shape:
             return False, kink_rows
+        t, n = t.T, n.T  # compute_gradient's Jacobians have one column per input element: a row each here
         with np.errstate(all="ignore"):
             rows = ~np.all(np.isclose(t, n, rtol=rtol, atol=atol), axis=1)
         for k in np.flatnonzero(rows):
@@ -785,6 +786,7 @@ def _max_err(theoretical, numerical, skip=None) -> float:
     errs = []
     for i, (t, n) in enumerate(zip(theoretical, numerical)):
         if t.size and t.shape == n.shape:
+            t, n = t.T, n.T  # one row per input element, as in _whole_ok
             rows = [k for k in range(t.shape[0]) if not skip or (i, k) not in skip]
             if rows:
                 errs.append(float(np.nanmax(np.abs(t[rows] - n[rows]))))
