@@ -288,7 +288,7 @@ def test_small_site_offline_in_chromium(small_site, tmp_path):
             assert math["sources"] == 3 and math["drawn"] == 3 and math["errors"] == 0   # $x^2$, $2x$, $$..$$
             assert math["stixLoaded"] and not math["rawDollars"]
             assert page.title() == "1. First steps with x & <tapes>"
-            assert _step_player(page, expect) == "Forward 1/1: Mul"
+            assert _step_player(page, expect) == "Forward 1/1: y"  # the Mul, named as the notebook names it
             images = _images(page)
             assert len(images) == 2 and all(w > 0 for _, w in images)   # the inline plot and the saved curve.png
             assert any(src.startswith("data:image/png") for src, _ in images)
