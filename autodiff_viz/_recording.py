@@ -69,7 +69,13 @@ class _Converter:
 
     def __init__(self, trace: Trace, tensors: dict | None = None, max_events: int | None = None):
         self.trace = trace
-        self.events = trace.events
+        self.events = trace._events
+        # Announcements whose values are all small and immutable (scalars, tensors of a few values)
+        # wait here and become events when the trace is read: a traced loop pays only the append.
+        # A variable (its value may change) or a large array (the trace must not keep it) turns
+        # everything waiting into events at once, in order.
+        self.pending: list = []
+        trace._recorder = self
         self.max_events = max_events
         self.tensors = tensors  # id -> live tensor, only for trace(keep_tensors=True)
         self.in_gradient: list[int] = []  # tapes whose backward pass is running (innermost last)
@@ -98,7 +104,19 @@ class _Converter:
             if tape._id not in self.tapes:  # the tape keeps this trace alive for views that get only the tape
                 self.tapes.add(tape._id)
                 tape._traces.append(self.trace)
+            full = self.max_events is not None and len(self.events) + len(self.pending) >= self.max_events
+            if self.tensors is None and not full and _can_wait(kind, p):
+                self.pending.append((handler, tape._id, p))
+                return
+            if self.pending:
+                self.flush()
             handler(tape._id, p)
+
+    def flush(self) -> None:
+        """Turn every waiting announcement into its event, in order."""
+        pending, self.pending = self.pending, []
+        for handler, tid, p in pending:
+            handler(tid, p)
 
     def on_tape_begin(self, tid, p):
         t = p["tape"]
@@ -201,6 +219,39 @@ def leave_fields(p) -> dict:
 def state_fields(p) -> dict:
     v = p["variable"]
     return dict(variable=v._id, name=_var_name(v), how=p.get("how", "assign"), value=summarize(v))
+
+
+_HEAD = _events.HEAD
+# Per announcement kind: the payload keys holding one tensor, and those holding a list of them.
+_VALUES = {
+    "tape_begin": ((), ()), "tape_end": ((), ()), "tape_reset": ((), ()),
+    "watch": (("tensor",), ()), "op": (("output",), ("inputs",)), "op_skipped": (("output",), ("inputs",)),
+    "leave": (("tensor",), ()), "state": (("variable",), ()),
+    "gradient_begin": ((), ("targets", "sources")), "gradient_end": ((), ("results", "sources")),
+    "backward_step": (("upstream",), ("input_grads",)), "accumulate": (("contribution", "total"), ()),
+}
+
+
+def _small(t) -> bool:
+    if t is None:
+        return True
+    if t._is_variable:
+        return False
+    v = t._value
+    return isinstance(v, np.generic) or (type(v) is np.ndarray and v.size <= _HEAD)
+
+
+def _can_wait(kind: str, p: dict) -> bool:
+    """Whether an announcement's values can be summarized later: small NumPy values, no variables."""
+    ones, lists = _VALUES.get(kind, ((), ()))
+    for key in ones:
+        if not _small(p[key]):
+            return False
+    for key in lists:
+        for t in p[key]:
+            if not _small(t):
+                return False
+    return True
 
 
 def _op_fields(node, inputs=None, known=None) -> dict:

@@ -343,9 +343,17 @@ class Trace:
     """
 
     def __init__(self, events=None):
-        self.events: list[Event] = list(events or [])
+        self._events: list[Event] = list(events or [])
         self.tensors: dict = {}  # filled only by trace(keep_tensors=True)
         self.dropped = 0         # events left out once the trace was full (trace(max_events=...))
+        self._recorder = None    # a live recording with announcements not yet turned into events
+
+    @property
+    def events(self) -> list:
+        """The events, in order (a recording still turning announcements into events finishes first)."""
+        if self._recorder is not None:
+            self._recorder.flush()
+        return self._events
 
     def __repr__(self):
         tapes = sorted({e.tape for e in self.events})

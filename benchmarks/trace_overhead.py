@@ -7,7 +7,10 @@ Three variants, each run in its own fresh process, interleaved:
 - ``stripped``: a copy of the package with every ``if LISTENING[0]`` test removed
   (what the engine would cost without events at all);
 - ``idle``: the package as shipped, no trace open;
-- ``traced``: the package as shipped inside ``with ad.trace():``.
+- ``traced``: the package as shipped inside ``with ad.trace():``;
+- ``read``: the same, and the trace's events read (``len(tr.events)``) inside the
+  timed region.  Small values are summarized when a trace is read, so ``traced``
+  is what a loop pays while it runs and ``read`` what drawing it costs as well.
 
     python benchmarks/trace_overhead.py [--rounds 7]
 """
@@ -28,7 +31,8 @@ CHILD = r"""
 import sys, time, contextlib
 sys.path.insert(0, sys.argv[1])
 import autodiff_viz as ad
-traced = sys.argv[2] == "traced"
+traced = sys.argv[2] in ("traced", "read")
+read = sys.argv[2] == "read"
 STEPS, REPEAT = 300, int(sys.argv[3])
 
 def w1():
@@ -44,9 +48,11 @@ ops_per_step = 4  # Tanh, Mul, Mul, Add
 best = []
 for _ in range(REPEAT):
     ctx = ad.trace() if traced else contextlib.nullcontext()
-    with ctx:
+    with ctx as tr:
         t0 = time.perf_counter()
         w1()
+        if read:
+            len(tr.events)
         best.append(time.perf_counter() - t0)
 best.sort()
 # median of the fastest half: robust against other processes on a shared machine
@@ -80,16 +86,18 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         bare = stripped_copy(pathlib.Path(tmp))
-        results = {"stripped": [], "idle": [], "traced": []}
+        results = {"stripped": [], "idle": [], "traced": [], "read": []}
         for _ in range(args.rounds):
             results["stripped"].append(run(bare, "plain", args.repeat))
             results["idle"].append(run(ROOT, "plain", args.repeat))
             results["traced"].append(run(ROOT, "traced", max(4, args.repeat // 4)))
+            results["read"].append(run(ROOT, "read", max(4, args.repeat // 4)))
     med = {k: statistics.median(v) for k, v in results.items()}
     for k, v in med.items():
         print(f"{k:9s} {v:7.2f} us/op   (rounds: {', '.join(f'{x:.2f}' for x in results[k])})")
     print(f"hooks with no trace open: {100 * (med['idle'] / med['stripped'] - 1):+.1f}% vs stripped")
     print(f"trace open:               {med['traced'] / med['idle']:.1f}x the idle time")
+    print(f"trace open and read:      {med['read'] / med['idle']:.1f}x the idle time")
 
 
 if __name__ == "__main__":
