@@ -313,3 +313,26 @@ def test_variable_read_only_under_stop_recording():
     e = viz.explain(tape, z, v)
     _agrees(e, grad)
     assert e.reason == "not_read" and "stop_recording" in e.message and _broken(e) == {"v"}
+
+
+def test_a_connected_gradient_says_what_it_would_be_had_every_part_counted():
+    # The guide's point: y = x + x*x with x*x under stop_recording gives 1, not 1 + 2x = 5 at x = 2.
+    x = ad.constant(2.0)
+    with ad.trace():
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            with tape.stop_recording():
+                z = x * x
+            y = x + z
+        g = tape.gradient(y, x)
+    assert float(g) == 1.0
+    why = ad.viz.explain(tape, y, x)
+    assert why.reason == "connected"
+    assert "Had every part counted, the gradient would be 5.0, not 1.0." in why.message
+    # The same through stop_gradient: d(x + stop_gradient(x*x))/dx = 1, 1 + 2x = 5 had it counted.
+    with ad.trace():
+        with ad.GradientTape() as tape2:
+            tape2.watch(x)
+            y2 = x + ad.stop_gradient(x * x)
+        tape2.gradient(y2, x)
+    assert "would be 5.0, not 1.0" in ad.viz.explain(tape2, y2, x).message

@@ -351,6 +351,10 @@ class _Diagnosis:
         parts = self.uncounted(path)
         if not parts:
             return "connected", [head]
+        expected = _source.replay_gradient(self.events, self.t["id"], self.s["id"])
+        if expected is not None and value is not None and fmt_value(expected) != fmt_value(value):
+            parts.append(f"Had every part counted, the gradient would be {fmt_value(expected)}, "
+                         f"not {fmt_value(value)}.")
         return "connected", [head, *parts]
 
     def uncounted(self, path):

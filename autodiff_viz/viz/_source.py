@@ -22,6 +22,8 @@ import os
 import sys
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import _recording as rec
 from .. import events as ev
 
@@ -291,3 +293,65 @@ def run_function(f, values, dtype, keep_tensors=False):
             target = f(*inputs)
         tape.gradient(target, inputs)
     return tr, inputs, tape
+
+
+def _plain_attrs(value):
+    """An op's attributes as a trace stores them (lists) back into what the forward takes (tuples)."""
+    if isinstance(value, list):
+        return tuple(_plain_attrs(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain_attrs(v) for k, v in value.items()}
+    return value
+
+
+def replay_gradient(events, target: int, source: int):
+    """The gradient ``target`` would have with respect to ``source`` had every op in ``events`` counted.
+
+    The ops are run again through the public API on constants made from the
+    recorded values, ``stop_gradient`` as an identity and ops that ran under
+    ``stop_recording`` recorded like the others.  Returns a value summary, or
+    ``None`` when the events do not hold what a replay needs (a value too
+    large to be kept whole, an attribute a trace cannot store, an op done in
+    NumPy).
+
+    >>> import autodiff_viz as ad
+    >>> x = ad.constant(2.0)
+    >>> with ad.trace() as tr:
+    ...     with ad.GradientTape() as tape:
+    ...         tape.watch(x)
+    ...         with tape.stop_recording():
+    ...             z = x * x
+    ...         y = x + z
+    >>> float(tape.gradient(y, x)), replay_gradient(tr.events, rec.tensor_id(y), rec.tensor_id(x)).head
+    (1.0, (5.0,))
+    """
+    import autodiff_viz as ad  # noqa: PLC0415  (the public API, as a user would run the ops)
+    from autodiff_viz.extend import execute, lookup  # noqa: PLC0415
+
+    values: dict = {}
+
+    def known(tid, summary, tape):
+        if tid not in values:
+            if summary is None or not summary.complete:
+                raise LookupError(tid)
+            values[tid] = ad.constant(summary.array(), dtype=summary.dtype)
+            if tid == source:
+                tape.watch(values[tid])
+        return values[tid]
+
+    try:
+        with ad.GradientTape() as tape:
+            for e in events:
+                if e.kind == "watch":
+                    known(e.tensor, e.value, tape)
+                elif e.kind in ("op", "op_skipped") and getattr(e, "during", None) is None and e.output not in values:
+                    in_values = getattr(e, "in_values", ()) or (None,) * len(e.inputs)
+                    args = tuple(known(t, v, tape) for t, v in zip(e.inputs, in_values))
+                    prim = lookup("Identity" if e.op_type == "StopGradient" else e.op_type)
+                    values[e.output] = execute(prim, args, _plain_attrs(getattr(e, "attrs", {}) or {}))
+        if target not in values or source not in values:
+            return None
+        g = tape.gradient(values[target], values[source])
+    except Exception:  # noqa: BLE001  (a replay that cannot run says nothing, it never fails the explanation)
+        return None
+    return None if g is None else ev.summarize(np.asarray(g.numpy()))
