@@ -28,6 +28,7 @@ from ._record import IN_IDS, IN_SHAPES, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, relea
 from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
+_ADD = _registry.PRIMITIVES["Add"]
 
 
 class UnconnectedGradients(enum.Enum):
@@ -245,7 +246,7 @@ class GradientTape:
             _accumulate(grads, counts, t._id, seed, self, None, emitting)
         step = 0
         missing = _registry._MISSING
-        add = _ops.add
+        add = _add
         for k in range(n - 1, -1, -1):
             rec = records[k]
             out_id = rec[OUT_ID]
@@ -425,13 +426,21 @@ def _ones_like(t):
     return _t._wrap(xp.ones(t._value.shape, dtype=t._value.dtype))
 
 
+def _add(a, b):
+    # Two gradients of one tensor: never bool, and of one dtype unless a rule got it wrong (then the
+    # public op says so), so the common case runs without the public checks.
+    if a._value.dtype is not b._value.dtype:
+        return _ops.add(a, b)
+    return _t.execute(_ADD, (a, b))
+
+
 def _accumulate(grads, counts, tid, g, tape, node, emitting):
     prev = grads.get(tid)
     if prev is None:
         total = g
         counts[tid] = 1
     else:
-        total = _ops.add(prev, g)
+        total = _add(prev, g)
         counts[tid] += 1
     grads[tid] = total
     if emitting:

@@ -29,6 +29,7 @@ from ._context import ACTIVE, current_scope
 from ._shape import TensorShape
 
 _tuple_new = tuple.__new__
+_BY_CLASS = _dtypes._by_class  # NumPy's dtype class -> our DType: the hot path's dtype lookup
 from .errors import DTypeMismatchError, InvalidArgumentError
 from ._record import note_leave, note_state, record
 from ._registry import PRIMITIVES
@@ -616,7 +617,8 @@ def binary(type, x, y) -> Tensor:
     if x._value.dtype is not y._value.dtype and x.dtype is not y.dtype:
         raise DTypeMismatchError(f"{type}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
                                  f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
-    if _dtypes.of_array(x._value).is_bool and type not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
+    dt = _BY_CLASS.get(x._value.dtype.__class__) or _dtypes.of_array(x._value)  # (``type`` is the op here)
+    if dt.is_bool and type not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
         numeric(x, type)
     return execute(PRIMITIVES[type], (x, y))
 
