@@ -23,7 +23,7 @@ import weakref
 from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import LISTENING, emit, name_scope  # noqa: F401  (name_scope is public here too)
-from ._dtypes import of_dtype
+from ._dtypes import _by_class, of_dtype
 from ._record import IN_IDS, IN_SHAPES, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
 from ._tensor import ResourceVariable, Tensor
 
@@ -247,11 +247,12 @@ class GradientTape:
         step = 0
         missing = _registry._MISSING
         add = _add
+        by_class = _by_class  # the dtype lookup of_dtype does, without the call (hot loop)
         for k in range(n - 1, -1, -1):
             rec = records[k]
             out_id = rec[OUT_ID]
             g = grads.get(out_id)
-            if g is None or not of_dtype(rec[OUT_DTYPE]).is_floating:
+            if g is None or not (by_class.get(rec[OUT_DTYPE].__class__) or of_dtype(rec[OUT_DTYPE])).is_floating:
                 if free:
                     records[k] = released(rec)
                 continue
