@@ -14,7 +14,8 @@ from autodiff_viz import viz
 
 
 def _broken(e):
-    return {n.label for n in e.graph.model.nodes if n.broken}
+    """The marked boxes: an op by its type (its label may be the name the code gives it), a leaf by its label."""
+    return {n.op or n.label for n in e.graph.model.nodes if n.broken}
 
 
 def _agrees(e, grad):
@@ -199,7 +200,7 @@ def test_stop_gradient():
     e = viz.explain(tape, part, x)
     _agrees(e, g_part)
     assert "StopGradient is not counted" in e.message and _broken(e) == {"StopGradient"}
-    on_path = {n.label for n in e.graph.model.nodes if n.on_path}
+    on_path = {n.op or n.label for n in e.graph.model.nodes if n.on_path}
     assert on_path == {"x", "Add"}, "the highlighted path is the one the gradient takes"
 
 
@@ -336,3 +337,22 @@ def test_a_connected_gradient_says_what_it_would_be_had_every_part_counted():
             y2 = x + ad.stop_gradient(x * x)
         tape2.gradient(y2, x)
     assert "would be 5.0, not 1.0" in ad.viz.explain(tape2, y2, x).message
+
+
+def test_explain_names_tensors_as_the_code_does():
+    w = ad.Variable(2.0)                  # no name=: the code calls it w
+    with ad.trace():
+        with ad.GradientTape() as tape:
+            u = w * w
+            out = u + 1.0
+        tape.gradient(out, w)
+    e = viz.explain(tape, out, w)
+    assert "'w'" in e.message and "Variable" not in e.message
+    labels = {n.label for n in e.graph.model.nodes}
+    assert {"w", "u", "out"} <= labels
+    xi = ad.constant(3)
+    with ad.GradientTape() as tape2, pytest.warns(UserWarning, match="floating"):
+        tape2.watch(xi)
+        yi = xi * xi
+    e2 = viz.explain(tape2, yi, xi)
+    assert e2.reason == "integer_dtype" and "'xi'" in e2.message

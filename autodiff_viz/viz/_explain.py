@@ -80,8 +80,10 @@ def explain(tape, target, source, *, rankdir: str = "LR") -> Explanation:
     sid = None if number else _source.ids(source)[0]
     if tape_id is None:  # a trace: use the tape that recorded the target
         tape_id = next((e.tape for e in events if isinstance(e, ev.Op) and e.output == tid), None)
-    model = M.build(events, tape=tape_id, target=(tid,), sources=() if number else (sid,))
-    d = _Diagnosis(model, events, tape_id, target, source, number)
+    # Boxes and sentences use the names the caller's code holds the tensors in, as graph() does.
+    labels = _source.caller_names(_source.tensor_ids(events) | {tid} | (set() if number else {sid}))
+    model = M.build(events, tape=tape_id, target=(tid,), sources=() if number else (sid,), names=labels)
+    d = _Diagnosis(model, events, tape_id, target, source, number, labels)
     reason, sentences = d.run()
     model.remarks = _wrap(sentences)
     model.reindex()
@@ -116,8 +118,9 @@ def _plural(n, word):
 class _Diagnosis:
     """The questions, in order; each ``_ask_*`` returns ``(reason, sentences)`` or ``None``."""
 
-    def __init__(self, model, events, tape_id, target, source, number):
+    def __init__(self, model, events, tape_id, target, source, number, labels=None):
         self.m, self.events, self.tape_id = model, events, tape_id
+        self.labels = labels or {}
         self.mine = [e for e in events if tape_id is None or e.tape == tape_id]
         self.t = _source.tensor_info(target)
         self.number = number
@@ -125,21 +128,28 @@ class _Diagnosis:
         self.s = None if number else _source.tensor_info(source)
         self.tnode = model.node_for(self.t["id"])
         self.snode = None if number else model.node_for(self.s["id"])
-        self.t_name = self.name(self.t, self.tnode, "target")
-        self.s_name = "the Python number" if number else self.name(self.s, self.snode, "source")
+        self.t_name = self.name(self.t, self.tnode, "target", self.labels)
+        self.s_name = "the Python number" if number else self.name(self.s, self.snode, "source", self.labels)
         self.tapes = {}  # engine tape id -> T1, T2... as pictures number them
         for e in events:
             self.tapes.setdefault(e.tape, f"T{len(self.tapes) + 1}")
 
     # -- names and marks --------------------------------------------------------------------------
     @staticmethod
-    def name(info, node, role):
-        if info["name"]:
-            return f"variable {info['name'].split(':')[0]!r}"
-        if node is not None and node.kind == M.WATCHED:
+    def name(info, node, role, labels=None):
+        own = (info["name"] or "").split(":")[0]
+        mine = (labels or {}).get(info["id"])   # the name the caller's code holds it in
+        if own and own != "Variable":            # a variable's own name= comes first
+            return f"variable {own!r}"
+        if own:
+            return f"variable {mine or (node.label if node is not None else own)!r}"
+        if node is not None and node.kind in (M.WATCHED, M.CONSTANT):
             return f"the {role} {node.label!r}"
         if node is not None and node.kind == M.OP:
-            return f"the {role} (the output of {node.label})"
+            return (f"the {role} {node.label!r} (the output of {node.op})" if node.label != node.op
+                    else f"the {role} (the output of {node.label})")
+        if mine:
+            return f"the {role} {mine!r}"
         return f"the {role} tensor ({info['dtype']}, shape {tuple(info['shape'])})"
 
     def mark(self, node, note):
@@ -371,7 +381,7 @@ class _Diagnosis:
                 out.append(f"The part through {n.label} is not counted: it ran under tape.stop_recording(), so "
                            "the tape did not record it.")
             elif self.passes_nothing(n):
-                self.mark(n, f"{n.label} passes no gradient back.")
+                self.mark(n, "This op passes no gradient back.")
                 out.append(f"The part through {n.label} is not counted: {n.label} passes no gradient back"
                            + (" (that is what stop_gradient is for)." if n.op == "StopGradient" else "."))
         for e in self.m.edges:
@@ -443,7 +453,7 @@ class _Diagnosis:
         for i in sorted(path):
             n = self.m.node(i)
             if self.passes_nothing(n) and t in path:
-                self.mark(n, f"{n.label} passes no gradient back.")
+                self.mark(n, "This op passes no gradient back.")
                 why = (["That is what stop_gradient is for: the value goes forward, the gradient does not go "
                         "back."] if n.op == "StopGradient" else [])
                 return "stop_gradient", [
