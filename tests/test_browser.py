@@ -206,3 +206,29 @@ def test_linked_view_plots_the_result_until_a_node_is_clicked(tmp_path):
         page.locator(".adv-node[data-label='Sin']").click()
         expect(title).to_have_text("Sin against x")
         browser.close()
+
+
+def test_keys_work_as_soon_as_the_page_opens(tmp_path):
+    # A teacher opens the exported page and presses End: the player has the focus already.
+    require_chromium()
+    pytest.importorskip("playwright")
+    from playwright.sync_api import expect, sync_playwright
+
+    x = ad.constant(3.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * ad.sin(x)
+        tape.gradient(y, x)
+    path = tmp_path / "keys.html"
+    ad.viz.animate(tr).save(path)
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.goto(path.as_uri())
+        page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
+        page.keyboard.press("End")
+        expect(page.locator(".adv-step-title")).to_contain_text("Done")
+        page.keyboard.press("Home")
+        expect(page.locator(".adv-counter")).to_contain_text("step 1 /")
+        browser.close()

@@ -315,3 +315,12 @@ def test_events_made_later_equal_events_made_at_once():
     watched = [e.value.head[0] for e in tr.events if e.kind == "watch" and e.variable]
     assert watched == pytest.approx([0.5, 0.5 - 0.1 * math.tanh(2.0),
                                      0.5 - 0.1 * math.tanh(2.0) - 0.1 * math.tanh(2.0)], rel=1e-6)
+
+
+def test_the_untraced_hint_is_shown_whole():
+    x = ad.constant(3.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    source = ad.viz.graph(tape).source
+    assert "with ad.trace():" in source and "to see them." in source   # the instruction and the sentence's end

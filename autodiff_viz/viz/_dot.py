@@ -159,7 +159,9 @@ class _Writer:
         if head:
             rows.append(('align="left" balign="left"', head))
         if self.m.remarks:
-            remarks = [esc(L.shorten_words(r, L.LINE_LIMIT), L.TITLE_LIMIT, "end") for r in self.m.remarks]
+            # A long remark wraps (a hint cut mid-sentence loses its instruction); a long word is shortened.
+            remarks = [esc(line, L.TITLE_LIMIT, "end") for r in self.m.remarks
+                       for line in L.lines(L.shorten_words(r, L.LINE_LIMIT), 90, max_lines=4, wrap=True)]
             text = LEFT.join(_within(remarks, REMARKS_BUDGET, lambda k: f"… ({k} more lines)"))
             tone = VERMILLION if any(n.broken for n in m.nodes) else GREY
             fill = TINT[VERMILLION] if tone == VERMILLION else LIGHT_GREY

@@ -98,6 +98,7 @@ if (widget.initialize) await widget.initialize({{model}});
 host.replaceChildren();
 await widget.render({{model, el: host, still: still && still.getAttribute("src")}});
 host.dataset.ready = "1";
+{"const first = host.querySelector('[tabindex]'); if (first && document.querySelectorAll('.adv-host').length === 1) first.focus({preventScroll: true});" if standalone else ""}
 </script>"""
     if not standalone:
         return body
