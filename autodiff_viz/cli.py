@@ -283,7 +283,10 @@ def _verdict(failed, script, mib) -> dict:
     while tb is not None and pathlib.Path(tb.tb_frame.f_code.co_filename) != script:
         tb = tb.tb_next
     try:
-        traceback.print_exception(type(failed), failed, tb or failed.__traceback__, file=sys.stderr)
+        if tb is None and isinstance(failed, SyntaxError):  # it never ran: the file and line are the whole story
+            traceback.print_exception(type(failed), failed, None, file=sys.stderr)
+        else:
+            traceback.print_exception(type(failed), failed, tb or failed.__traceback__, file=sys.stderr)
     except Exception:  # noqa: BLE001 - a broken __str__ must not hide the verdict
         pass
     try:

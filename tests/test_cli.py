@@ -317,3 +317,16 @@ def test_the_trace_comes_back_through_the_checked_loader(tmp_path, monkeypatch):
                                                       "flush": lambda self: None})())
     assert cli.main(["graph", str(tmp_path / "s.py"), "-o", str(tmp_path / "g.dot")]) == 1
     assert _one_line("".join(err), "could not read the trace of")
+
+
+def test_a_script_with_a_syntax_error_gets_its_own_message_only(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = (\n")
+    proc = subprocess.run([sys.executable, "-m", "autodiff_viz.cli", "graph", str(bad), "-o", str(tmp_path / "o.png")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "SyntaxError" in proc.stderr and "cli.py" not in proc.stderr and "runpy" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("autodiff-viz: ")
