@@ -232,3 +232,27 @@ def test_keys_work_as_soon_as_the_page_opens(tmp_path):
         page.keyboard.press("Home")
         expect(page.locator(".adv-counter")).to_contain_text("step 1 /")
         browser.close()
+
+
+def test_long_node_texts_stay_inside_their_boxes(tmp_path):
+    require_chromium()
+    pytest.importorskip("playwright")
+    from playwright.sync_api import sync_playwright
+
+    anim = ad.viz.animate(lambda x: ad.sin(x) * x + x * 1.23456, 3.0, linked=False)
+    path = tmp_path / "long.html"
+    anim.save(path)
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.goto(path.as_uri())
+        page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
+        worst = 0.0
+        for _ in range(len(anim)):
+            worst = max(worst, page.evaluate("""() => Math.max(...[...document.querySelectorAll('.adv-node')].map(g => {
+                const box = g.querySelector('.adv-box').getBBox();
+                return Math.max(...[...g.querySelectorAll('.adv-val, .adv-grad')].map(t => t.getBBox().width - box.width));
+            }))"""))
+            page.keyboard.press("ArrowRight")
+        assert worst <= 0, f"a text is {worst:.1f} px wider than its box"
+        browser.close()

@@ -33,6 +33,19 @@ function Replay(steps, n) {
   };
 }
 
+// Text in a box: a long line ("∂ += 3.0 → 2.584") is squeezed to the box's width instead of
+// running over its edges.  Only long texts are measured, so a step stays cheap on big graphs.
+function setFitted(t, text, room) {
+  if (t.textContent === text) return;
+  t.textContent = text;
+  t.removeAttribute("textLength");
+  t.removeAttribute("lengthAdjust");
+  if (text.length > 14 && t.getComputedTextLength() > room) {
+    t.setAttribute("textLength", room);
+    t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+  }
+}
+
 // A gradient's terms in a table cell: all of a few, the first and last of many.
 function termsText(terms) {
   if (terms.length <= 1) return terms[0] || "";
@@ -97,7 +110,7 @@ function render({ model, el }) {
     g.addEventListener("focus", () => trace(n.id));
     g.addEventListener("blur", () => trace(null));
     gNodes.append(g);
-    nodeEls.push({g, val, grad, badge, bt, role: n.role, kind: n.kind});
+    nodeEls.push({g, val, grad, badge, bt, role: n.role, kind: n.kind, room: p.w - 14});
   });
   const graphBox = h("div", {class: "adv-graph-box"}, svg);
   const fitBtn = h("button", {type: "button", class: "adv-btn adv-fit", "aria-pressed": "false",
@@ -285,8 +298,8 @@ function render({ model, el }) {
       if (recv.has(id)) cls += " adv-recv";
       for (const keep of ["adv-selected", "adv-inspected", "adv-path"]) if (ne.g.classList.contains(keep)) cls += " " + keep;
       ne.g.setAttribute("class", cls);
-      ne.val.textContent = T.vals[i] ? "= " + T.vals[i] : "";
-      ne.grad.textContent = T.grads[i] ? "∂ " + T.grads[i] : "";
+      setFitted(ne.val, T.vals[i] ? "= " + T.vals[i] : "", ne.room);
+      setFitted(ne.grad, T.grads[i] ? "∂ " + T.grads[i] : "", ne.room);
       ne.bt.textContent = S.order[i];
       ne.badge.style.display = S.order[i] ? "" : "none";
     });
