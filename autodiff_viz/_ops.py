@@ -25,26 +25,22 @@ _binary, _unary, _execute = binary, unary, execute
 
 
 # -- arithmetic -------------------------------------------------------------
-# The public functions refuse dtypes TF's kernels do not take (bool arithmetic,
-# sqrt of an integer...): ``numeric`` names the op, the dtype and the shape.
-def _num2(type, x, y):
-    if isinstance(x, Tensor) and x.dtype.is_bool or isinstance(y, Tensor) and y.dtype.is_bool:
-        bad = x if isinstance(x, Tensor) and x.dtype.is_bool else y
-        numeric(bad, type)
-    return _binary(type, x, y)
+# The op core (``binary``/``unary``) refuses bool arithmetic, as TF's kernels do;
+# ops defined only for floats (sqrt of an integer...) check with ``numeric``,
+# which names the op, the dtype and the shape.
 
 
-def add(x, y, name=None): return _num2("Add", x, y)
-def subtract(x, y, name=None): return _num2("Sub", x, y)
-def multiply(x, y, name=None): return _num2("Mul", x, y)
+def add(x, y, name=None): return _binary("Add", x, y)
+def subtract(x, y, name=None): return _binary("Sub", x, y)
+def multiply(x, y, name=None): return _binary("Mul", x, y)
 def divide(x, y, name=None): return truediv(x, y)
-def maximum(x, y, name=None): return _num2("Maximum", x, y)
-def minimum(x, y, name=None): return _num2("Minimum", x, y)
-def squared_difference(x, y, name=None): return _num2("SquaredDifference", x, y)
-def floordiv(x, y, name=None): return _num2("FloorDiv", x, y)
-def floormod(x, y, name=None): return _num2("FloorMod", x, y)
-def negative(x, name=None): return _unary("Neg", numeric(x, "Neg"))
-def square(x, name=None): return _unary("Square", numeric(x, "Square"))
+def maximum(x, y, name=None): return _binary("Maximum", x, y)
+def minimum(x, y, name=None): return _binary("Minimum", x, y)
+def squared_difference(x, y, name=None): return _binary("SquaredDifference", x, y)
+def floordiv(x, y, name=None): return _binary("FloorDiv", x, y)
+def floormod(x, y, name=None): return _binary("FloorMod", x, y)
+def negative(x, name=None): return _unary("Neg", x)
+def square(x, name=None): return _unary("Square", x)
 def sqrt(x, name=None): return _unary("Sqrt", numeric(x, "Sqrt", "float"))
 def exp(x, name=None): return _unary("Exp", numeric(x, "Exp", "float"))
 def log(x, name=None): return _unary("Log", numeric(x, "Log", "float"))
@@ -55,14 +51,14 @@ def tan(x, name=None): return _unary("Tan", numeric(x, "Tan", "float"))
 def tanh(x, name=None): return _unary("Tanh", numeric(x, "Tanh", "float"))
 def sigmoid(x, name=None): return _unary("Sigmoid", numeric(x, "Sigmoid", "float"))
 def erf(x, name=None): return _unary("Erf", numeric(x, "Erf", "real"))
-def abs(x, name=None): return _unary("Abs", numeric(x, "Abs"))  # noqa: A001  (TF's name)
-def sign(x, name=None): return _unary("Sign", numeric(x, "Sign"))
-def round(x, name=None): return _unary("Round", numeric(x, "Round"))  # noqa: A001
+def abs(x, name=None): return _unary("Abs", x)  # noqa: A001  (TF's name)
+def sign(x, name=None): return _unary("Sign", x)
+def round(x, name=None): return _unary("Round", x)  # noqa: A001
 def floor(x, name=None): return _unary("Floor", numeric(x, "Floor", "real"))
 def ceil(x, name=None): return _unary("Ceil", numeric(x, "Ceil", "real"))
 def identity(x, name=None): return _unary("Identity", x)
 def stop_gradient(x, name=None): return _unary("StopGradient", x)
-def relu(x, name=None): return _unary("Relu", numeric(x, "Relu"))
+def relu(x, name=None): return _unary("Relu", x)
 def softplus(x, name=None): return _unary("Softplus", numeric(x, "Softplus", "real"))
 
 
@@ -78,7 +74,7 @@ def _leaky_relu_grad(g, x, alpha):
 
 
 def pow(x, y, name=None):  # noqa: A001
-    return _num2("Pow", x, y)
+    return _binary("Pow", x, y)
 
 
 def add_n(inputs, name=None):
