@@ -65,10 +65,6 @@ def current():
     return getattr(_state, "xp", None) or _default[0]
 
 
-def current_name() -> str:
-    return getattr(_state, "name", None) or _default[1]
-
-
 def set_backend(name: str) -> None:
     """Make ``name`` ("numpy", "cupy", "array_api_strict") the default for new tensors, in every thread.
 

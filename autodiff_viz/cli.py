@@ -57,7 +57,6 @@ MAX_FPS = 100  # a GIF frame lasts at least 1/100 s
 MAX_NAMES = 10_000
 MAX_NAMES_BYTES = 4 * 2 ** 20
 
-_RECORD = "_record"  # the child's private command (see _record_main)
 # How the child starts: import this copy of the package (whatever the current directory), then record.
 _BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import autodiff_viz.cli as c; del sys.path[0]; "
          "sys.exit(c._record_main(sys.argv[1:]))")

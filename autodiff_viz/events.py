@@ -747,21 +747,6 @@ def _load(tp, v, where):
         raise TraceFormatError(f"{where}{b.path}: {b.message}") from None
 
 
-def _check_plain(x, where, depth=0):
-    """Check an attribute value (see :func:`_plain_value`)."""
-    try:
-        _plain_value(x, depth)
-    except _Bad as b:
-        raise TraceFormatError(f"{where}{b.path}: {b.message}") from None
-
-
-def _load_summary(v, where):
-    try:
-        return _summary(v)
-    except _Bad as b:
-        raise TraceFormatError(f"{where}{b.path}: {b.message}") from None
-
-
 __all__ = [
     "Event", "TapeBegin", "TapeEnd", "TapeReset", "Watch", "Op", "OpSkipped", "Leave", "State",
     "GradientBegin", "BackwardStep", "Accumulate", "GradientEnd", "Summary", "summarize",
