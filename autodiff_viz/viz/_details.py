@@ -26,9 +26,8 @@ sections ``[key, lines]``, and ``HEADS[key]`` is the section's heading.
 from __future__ import annotations
 
 from . import _labels as L, _model as M
+from ._story import local_derivative, partial_name, slot
 from ._style import fmt_full, fmt_number, fmt_shape, fmt_value, scalar
-
-_SLOTS = "abcdefgh"  # operand names in a primitive's formula (the primitive table writes them so)
 
 HEADS = {
     "what": "what it is",
@@ -47,10 +46,6 @@ _WHAT = {
     M.NUMPY: "where a tensor left the package: the tape cannot follow it",
     M.SCOPE: "a folded name scope",
 }
-
-
-def _slot(i: int) -> str:
-    return _SLOTS[i] if i < len(_SLOTS) else f"in{i}"
 
 
 def call_name(key) -> str:
@@ -141,14 +136,13 @@ def _rule(n: M.Node, ins: list, nodes: list, index: dict, labels: list) -> list:
         v = scalar(src.value)
         text = fmt_number(v) if v is not None else fmt_value(src.value)
         shown = labels[index[e.src]]
-        where.append(f"{_slot(e.index)} = {shown}" + (f" = {text}" if text and text != shown else ""))
+        where.append(f"{slot(e.index)} = {shown}" + (f" = {text}" if text and text != shown else ""))
     rule = [f"{_name(n.op)}: {expr or _name(n.op) + '(…)'}", "with " + ", ".join(where)]
     for i, sym in enumerate(n.partials):
-        rule.append(f"∂({expr})/∂{_slot(i)} = {sym}")
+        rule.append(f"{partial_name(expr, _name(n.op), i)} = {sym}")
     sections = [["rule", rule]]
     calls = []
     for key, up in n.grads.items():
-        u = scalar(up)
         calls.append(f"{call_name(key)}: upstream {fmt_value(up)}")
         for e in ins:
             g = e.grads.get(key)
@@ -156,10 +150,9 @@ def _rule(n: M.Node, ins: list, nodes: list, index: dict, labels: list) -> list:
             if g is None:
                 calls.append(f"   → {to}: nothing (not on a path to a source)")
                 continue
-            sent = scalar(g)
-            local = sent / u if sent is not None and u not in (None, 0.0) else None
+            local = local_derivative(up, g)
             sym = n.partials[e.index] if e.index < len(n.partials) else None
-            dd = f"∂({expr})/∂{_slot(e.index)}" if expr else f"∂{_name(n.op)}/∂{_slot(e.index)}"
+            dd = partial_name(expr, _name(n.op), e.index)
             if sym and local is not None:
                 calls.append(f"{dd} = {sym} = {fmt_number(local)}: sent {fmt_value(up)} × {fmt_number(local)} = "
                              f"{fmt_value(g)} → {to}")

@@ -37,8 +37,20 @@ from ._style import fmt_number, fmt_shape, fmt_short, fmt_value, scalar
 _LETTERS = "abcdefgh"  # operand slots in a rule's formula (the primitive table writes them so)
 
 
-def _slot(i: int) -> str:
+def slot(i: int) -> str:
+    """The name of operand ``i`` in a formula: a, b, c..."""
     return _LETTERS[i] if i < len(_LETTERS) else f"in{i}"
+
+
+def partial_name(expr: str, op_type: str, i: int) -> str:
+    """``∂(a · b)/∂a``: how every view writes an op's partial derivative."""
+    return f"∂({expr})/∂{slot(i)}" if expr else f"∂{op_type}/∂{slot(i)}"
+
+
+def local_derivative(upstream, sent):
+    """What a rule multiplied the upstream gradient by, read off the step (sent ÷ upstream; scalars only)."""
+    u, g = scalar(upstream), scalar(sent)
+    return g / u if g is not None and u not in (None, 0.0) else None
 
 
 def _kind(n: M.Node) -> str:
@@ -251,7 +263,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                    "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw}
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
-                   "label": _slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
+                   "label": slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
                   for k, e in enumerate(model.edges)],
         "steps": board.steps,
     }
@@ -302,21 +314,20 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
     u = scalar(up)
     numbers = {"upstream": u, "local": [], "sent": []}
     vals = [scalar(v) for v in op.in_values]
-    where = ", ".join(f"{_slot(i)} = {label_of(tid)}" + (f" = {fmt_number(vals[i])}" if vals[i] is not None
+    where = ", ".join(f"{slot(i)} = {label_of(tid)}" + (f" = {fmt_number(vals[i])}" if vals[i] is not None
                                                         and label_of(tid) != fmt_number(vals[i]) else "")
                       for i, tid in enumerate(op.inputs))
     lines = [f"{op.op_type}: {expr or op.op_type + '(…)'}" + (f"   with {where}" if where else ""),
              f"upstream gradient = {fmt_value(up)}"]
     for i, (tid, g) in enumerate(zip(op.inputs, step.grads)):
         sym = partials[i] if i < len(partials) else None
-        sent = scalar(g)
-        local = sent / u if sent is not None and u not in (None, 0.0) else None
+        local = local_derivative(up, g)
         numbers["local"].append(local)
-        numbers["sent"].append(sent)
+        numbers["sent"].append(scalar(g))
         if g is None:
             lines.append(f"→ {label_of(tid)}: nothing (not on a path to a source)")
             continue
-        dd = f"∂({expr})/∂{_slot(i)}" if expr else f"∂{op.op_type}/∂{_slot(i)}"
+        dd = partial_name(expr, op.op_type, i)
         if sym and local is not None:
             lines.append(f"{dd} = {sym} = {fmt_number(local)}")
             lines.append(f"   sent {fmt_value(up)} × {fmt_number(local)} = {fmt_value(g)} → {label_of(tid)}")
