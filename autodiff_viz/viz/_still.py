@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 
-from . import _labels as L
+from . import _labels as L, _story
 from ._style import CURVE_COLOURS, GREY, LIGHT_GREY, PALETTE, colour, fmt_number, tint
 
 PAD = 16.0         # around the graph, as the player draws it
@@ -42,26 +42,6 @@ def _t(text, limit: int = L.TITLE_LIMIT) -> str:
     return L.for_html(text, limit)
 
 
-def _final(story: dict) -> tuple[list, list, list]:
-    """The node texts after the last step (value, gradient) and the results: the deltas folded in order.
-
-    The same reading as :func:`._story.states` (a ``reset`` clears the gradients), without
-    copying every step, so it stays linear in the size of the storyboard.
-    """
-    n = len(story["nodes"])
-    vals, grads, results = [""] * n, [""] * n, []
-    for st in story["steps"]:
-        if st.get("reset"):
-            grads = [""] * n
-        for k, text in st.get("vals", ()):
-            vals[k] = text
-        for k, text in st.get("grads", ()):
-            grads[k] = text
-        if "results" in st:
-            results = list(st["results"])
-    return vals, grads, results
-
-
 def _css() -> str:
     """The picture's classes (one style sheet, so each box costs only its coordinates and texts)."""
     rules = [".t{font-size:18px;font-weight:600;fill:#111}", ".n{font-size:15px;fill:#333}", ".r{font-size:15px;font-weight:600;fill:#111}",
@@ -83,7 +63,8 @@ def animation_svg(story: dict) -> str:
     results): a picture of it would be too large to read, or to carry in a notebook.
     """
     lay = story["layout"]
-    vals, grads, results = _final(story)
+    final = _story.final_state(story)
+    vals, grads, results = final["vals"], final["grads"], final["results"]
     results = results or story["steps"][-1]["lines"]
     big = len(story["nodes"]) > MAX_NODES
     gw, gh = (0.0, 0.0) if big else (lay["width"] + 2 * PAD, lay["height"] + 2 * PAD)

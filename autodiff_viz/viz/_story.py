@@ -365,6 +365,39 @@ def _summed_axes(shape: tuple, upstream: tuple) -> tuple:
 # ---------------------------------------------------------------------------
 # Reading a storyboard back: every step in full
 # ---------------------------------------------------------------------------
+def _replay(story: dict):
+    """Apply the steps' deltas in order; yield ``(step, state, fresh)`` with the one state being updated."""
+    n = len(story["nodes"])
+    state = {"alive": [0] * n, "vals": [""] * n, "grads": [""] * n, "order": [""] * n, "panel": {}, "results": []}
+    for st in story["steps"]:
+        if st.get("reset"):
+            state.update(grads=[""] * n, order=[""] * n, panel={}, results=[])
+        for k in st.get("alive", ()):
+            state["alive"][k] = 1
+        for key in ("vals", "grads", "order"):
+            column = state[key]
+            for k, text in st.get(key, ()):
+                column[k] = text
+        fresh = set()
+        for r in st.get("panel", ()):
+            row = state["panel"].setdefault(r["key"], {"name": r["name"], "terms": [], "total": "", "count": 0})
+            row["terms"].append(r["term"])
+            row["total"], row["count"] = r["total"], r["count"]
+            fresh.add(r["key"])
+        if "results" in st:
+            state["results"] = list(st["results"])
+        yield st, state, fresh
+
+
+def final_state(story: dict) -> dict:
+    """The state after the last step (``alive``, ``vals``, ``grads``, ``order``, ``panel`` by row key,
+    ``results``), without copying every step on the way: linear in the storyboard's size."""
+    state = None
+    for _, state, _ in _replay(story):
+        pass
+    return state
+
+
 def states(story: dict):
     """Yield each step's full state: the step's own fields plus ``alive``, ``vals``, ``grads``,
     ``order`` (one entry per node), ``panel`` (rows with all their terms, ``fresh`` for rows this
@@ -372,32 +405,12 @@ def states(story: dict):
 
     The yielded dicts are fresh copies, safe to keep.
     """
-    n = len(story["nodes"])
-    alive, vals, grads, order = [0] * n, [""] * n, [""] * n, [""] * n
-    panel: dict[str, dict] = {}
-    results: list = []
-    for st in story["steps"]:
-        if st.get("reset"):
-            grads, order, panel, results = [""] * n, [""] * n, {}, []
-        for k in st.get("alive", ()):
-            alive[k] = 1
-        for k, text in st.get("vals", ()):
-            vals[k] = text
-        for k, text in st.get("grads", ()):
-            grads[k] = text
-        for k, text in st.get("order", ()):
-            order[k] = text
-        fresh = set()
-        for r in st.get("panel", ()):
-            row = panel.setdefault(r["key"], {"name": r["name"], "terms": [], "total": "", "count": 0})
-            row["terms"].append(r["term"])
-            row["total"], row["count"] = r["total"], r["count"]
-            fresh.add(r["key"])
-        if "results" in st:
-            results = list(st["results"])
+    for st, state, fresh in _replay(story):
         full = {k: v for k, v in st.items() if k not in ("alive", "vals", "grads", "order", "panel", "reset")}
-        full.update(alive=list(alive), vals=list(vals), grads=list(grads), order=list(order), results=list(results),
-                    panel=[dict(row, terms=list(row["terms"]), fresh=key in fresh) for key, row in panel.items()])
+        full.update(alive=list(state["alive"]), vals=list(state["vals"]), grads=list(state["grads"]),
+                    order=list(state["order"]), results=list(state["results"]),
+                    panel=[dict(row, terms=list(row["terms"]), fresh=key in fresh)
+                           for key, row in state["panel"].items()])
         yield full
 
 
