@@ -37,6 +37,7 @@ import html
 import re
 
 from . import _labels as L
+from ._details import call_name
 from . import _layout
 from . import _model as M
 from ._style import DIM, FONT_FAMILY, FULL_ITEMS, GREY, LIGHT_GREY, PALETTE, TINT as _TINT, fmt_lines, fmt_shape
@@ -401,7 +402,7 @@ class _Writer:
 
     def call_tag(self, key) -> str:
         """``T1`` (tape T1's gradient call) or ``T1#2`` (its second call), as the legend explains."""
-        return f"T{key[0]}#{key[1]}" if self.many_calls else f"T{key[0]}"
+        return call_name(key) if self.many_calls else f"T{key[0]}"
 
     def tags(self, n: M.Node) -> list:
         if not self.full:  # the border and the legend say how a leaf is watched
