@@ -191,7 +191,10 @@ class Offline:
         self.page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "blob:", "data:"))
                         else r.abort())
         self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.on("requestfailed", lambda r: self.failed.append(r.url))
+        # A request the page cancelled by being left (MathJax fetching a font file late) is not a failure;
+        # a missing or refused file is (net::ERR_FILE_NOT_FOUND, ERR_FAILED...).
+        self.page.on("requestfailed", lambda r: None if "ERR_ABORTED" in (r.failure or "") and
+                     r.url.startswith("file:") else self.failed.append(r.url))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
 
     def open(self, path_or_url):
