@@ -139,33 +139,46 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
     only if one of those inputs can get a gradient (``c * x`` keeps ``c``,
     never ``x``).  ``tapes`` are the tapes that could differentiate the op.
     """
+    # Written out for one and two inputs, without comprehensions: this runs
+    # on every recorded op, and a comprehension costs a function call.
+    n = len(inputs)
+    if n == 1:
+        a = inputs[0]._value
+        in_ids, shapes, dtypes = (inputs[0]._id,), (a.shape,), (a.dtype,)
+    elif n == 2:
+        a, b = inputs[0]._value, inputs[1]._value
+        in_ids, shapes, dtypes = (inputs[0]._id, inputs[1]._id), (a.shape, b.shape), (a.dtype, b.dtype)
+    else:
+        in_ids, shapes, dtypes = [], [], []
+        for t in inputs:
+            in_ids.append(t._id)
+            shapes.append(t._value.shape)
+            dtypes.append(t._value.dtype)
+        in_ids, shapes, dtypes = tuple(in_ids), tuple(shapes), tuple(dtypes)
     save, save_out = prim.save_inputs, prim.save_output
     if not save:
         saved = None
-    elif save == "all":
-        saved = tuple([t._snapshot() if t._is_variable else t for t in inputs])
     elif type(save) is dict:
-        need = _needs_gradient(inputs, tapes)
-        kept = [None] * len(inputs)
+        kept = [None] * n
         for i, users in save.items():
             for j in users:
-                if need[j]:
+                if _needs_gradient(inputs[j], tapes):
                     t = inputs[i]
                     kept[i] = t._snapshot() if t._is_variable else t
                     break
         saved = tuple(kept)
         if type(save_out) is tuple:
-            save_out = True in [need[j] for j in save_out]
+            save_out = False
+            for j in prim.save_output:
+                if _needs_gradient(inputs[j], tapes):
+                    save_out = True
+                    break
     else:
-        saved = tuple([(t._snapshot() if t._is_variable else t) if i in save else None for i, t in enumerate(inputs)])
+        kept = []
+        for i, t in enumerate(inputs):
+            kept.append((t._snapshot() if t._is_variable else t) if save == "all" or i in save else None)
+        saved = tuple(kept)
     v = out._value
-    if len(inputs) == 2:
-        a, b = inputs[0]._value, inputs[1]._value
-        in_ids, shapes, dtypes = (inputs[0]._id, inputs[1]._id), (a.shape, b.shape), (a.dtype, b.dtype)
-    else:
-        in_ids = tuple([t._id for t in inputs])
-        shapes = tuple([t._value.shape for t in inputs])
-        dtypes = tuple([t._value.dtype for t in inputs])
     scopes = state.scopes
     return (prim, in_ids, out._id, saved, out if save_out else None, attrs, shapes, dtypes, v.shape, v.dtype,
             "/".join(scopes) if scopes else "", rule, _record_ids())
@@ -182,13 +195,15 @@ def released(rec) -> tuple:
     return rec[:INPUTS] + (None, None) + rec[ATTRS:RULE] + (None, rec[ID])
 
 
-def _needs_gradient(inputs, tapes) -> list:
-    """Which inputs a recording tape can differentiate."""
-    if len(tapes) == 1:
-        live = tapes[0]._live
-        return [t._id in live or (t._is_variable and t._trainable) for t in inputs]
-    recording = [tape for tape in tapes if tape._recording]
-    return [any([t._id in tape._live for tape in recording]) or (t._is_variable and t._trainable) for t in inputs]
+def _needs_gradient(t, tapes) -> bool:
+    """Whether a recording tape among ``tapes`` can differentiate with respect to ``t``."""
+    if t._is_variable and t._trainable:
+        return True
+    i = t._id
+    for tape in tapes:
+        if tape._recording and i in tape._live:
+            return True
+    return False
 
 
 def record(prim, inputs, attrs, out, rule=None) -> None:
@@ -198,18 +213,21 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
     for tape in tapes:
         live = tape._live
         if not tape._recording:
-            if not tape._spent and any(t._id in live for t in inputs):
-                tape._note("op_skipped", op_type=prim.type, inputs=tuple(inputs), output=out,
-                           reason="stop_recording")
+            if not tape._spent:
+                for t in inputs:
+                    if t._id in live:
+                        tape._note("op_skipped", op_type=prim.type, inputs=tuple(inputs), output=out,
+                                   reason="stop_recording")
+                        break
             continue
-        if tape._auto:
-            for t in inputs:
-                if t._is_variable and t._trainable and t._id not in live:
-                    tape._watch_variable(t, auto=True)
+        watched = False
         for t in inputs:
             if t._id in live:
-                break
-        else:
+                watched = True
+            elif t._is_variable and t._trainable and tape._auto:
+                tape._watch_variable(t, auto=True)  # a trainable variable is watched when first read
+                watched = t._id in live  # (custom_gradient's collector only notes the read)
+        if not watched:
             continue
         if rec is None:
             rec = make_record(prim, inputs, attrs, out, rule, tapes)
