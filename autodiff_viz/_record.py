@@ -190,9 +190,10 @@ def released(rec) -> tuple:
     A record shared by nested tapes keeps its values for as long as another
     tape still holds the full tuple.
     """
-    if rec[INPUTS] is None and rec[OUTPUT] is None and rec[RULE] is None:
+    prim, in_ids, out_id, saved, output, attrs, shapes, dtypes, shape, dtype, scope, rule, ident = rec
+    if saved is None and output is None and rule is None:
         return rec
-    return rec[:INPUTS] + (None, None) + rec[ATTRS:RULE] + (None, rec[ID])
+    return (prim, in_ids, out_id, None, None, attrs, shapes, dtypes, shape, dtype, scope, None, ident)
 
 
 def _needs_gradient(t, tapes) -> bool:

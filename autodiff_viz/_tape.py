@@ -24,7 +24,7 @@ from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import LISTENING, emit, name_scope  # noqa: F401  (name_scope is public here too)
 from ._dtypes import _by_class, of_dtype
-from ._record import IN_IDS, IN_SHAPES, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
+from ._record import IN_IDS, IN_SHAPES, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
 from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
@@ -228,13 +228,17 @@ class GradientTape:
         reach = {i for i in source_ids if i in self._live or i in target_ids}
         # A record without a gradient (stop_gradient, comparisons...) does not pass
         # reachability on: rules downstream of it never run (as in TF).
+        # Integer and bool results carry no gradient (as in TF): they stop reachability too.
         not_differentiable = _registry.NOT_DIFFERENTIABLE
+        by_class = _by_class  # the dtype lookup of_dtype does, without the call (hot loop)
         for rec in records:
             if rec[PRIM].grad is not_differentiable and rec[RULE] is None:
                 continue
             for i in rec[IN_IDS]:
                 if i in reach:
-                    reach.add(rec[OUT_ID])
+                    out_dtype = rec[OUT_DTYPE]
+                    if (by_class.get(out_dtype.__class__) or of_dtype(out_dtype)).is_floating:
+                        reach.add(rec[OUT_ID])
                     break
         grads: dict = {}
         counts: dict = {}
@@ -247,20 +251,24 @@ class GradientTape:
         step = 0
         missing = _registry._MISSING
         add = _add
-        by_class = _by_class  # the dtype lookup of_dtype does, without the call (hot loop)
+        new_op = object.__new__
         for k in range(n - 1, -1, -1):
             rec = records[k]
             out_id = rec[OUT_ID]
             g = grads.get(out_id)
-            if g is None or not (by_class.get(rec[OUT_DTYPE].__class__) or of_dtype(rec[OUT_DTYPE])).is_floating:
-                if free:
+            if g is None:  # not on a path from a source to a target (or a spent record)
+                if free and (rec[INPUTS] is not None or rec[OUTPUT] is not None or rec[RULE] is not None):
                     records[k] = released(rec)
                 continue
             in_ids = rec[IN_IDS]
             rule = rec[RULE] or rec[PRIM].grad
             if rule is missing:
                 raise LookupError(f"gradient registry has no entry for: {rec[PRIM].type}")
-            op = Op(rec)
+            # The op view the rule reads, made here without a call (what Op(rec) does).
+            op = new_op(Op)
+            op._r = rec
+            op.inputs = rec[INPUTS] or (None,) * len(in_ids)
+            op.outputs = (rec[OUTPUT],)
             if rule is not_differentiable:
                 in_grads = (None,) * len(in_ids)
             else:
@@ -273,7 +281,9 @@ class GradientTape:
             step += 1
             in_shapes = rec[IN_SHAPES]
             sent = [None] * len(in_ids) if emitting else None
-            for i, gi in enumerate(in_grads):
+            i = -1
+            for gi in in_grads:
+                i += 1
                 if gi is None or in_ids[i] not in reach:
                     continue
                 if not isinstance(gi, Tensor):

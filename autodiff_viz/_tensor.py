@@ -503,6 +503,16 @@ _NAMESPACES = _backend._NUMPY_TYPES  # array type -> namespace, filled as types 
 _namespace_of = _backend.namespace_of
 
 
+def _check_one_backend(prim, inputs, xp):
+    first = type(inputs[0]._value)
+    for t in inputs:
+        if type(t._value) is not first and _namespace_of(t._value) is not xp:
+            raise InvalidArgumentError(
+                f"{prim.type}: inputs live on different backends ({xp.__name__} and "
+                f"{_namespace_of(t._value).__name__}); move them with ad.convert_to_tensor(t.numpy()) "
+                "inside the same ad.backend(...) block")
+
+
 def _describe(inputs):
     return ", ".join(f"{t.shape} {t.dtype.name}" for t in inputs)
 
@@ -516,19 +526,18 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
     """
     first = inputs[0]._value
     xp = _NAMESPACES.get(type(first)) or _namespace_of(first)
-    if len(inputs) == 1:
-        vals = (first,)
-    elif len(inputs) == 2 and _NAMESPACES.get(type(inputs[1]._value)) is xp:  # the common case, checked once
-        vals = (first, inputs[1]._value)
-    else:
-        vals = [t._value for t in inputs]
-        for v in vals:
-            if type(v) is not type(first) and _namespace_of(v) is not xp:
-                raise InvalidArgumentError(
-                    f"{prim.type}: inputs live on different backends ({xp.__name__} and {_namespace_of(v).__name__}); "
-                    "move them with ad.convert_to_tensor(t.numpy()) inside the same ad.backend(...) block")
+    n = len(inputs)
+    if n > 2 or (n == 2 and _NAMESPACES.get(type(inputs[1]._value)) is not xp):
+        _check_one_backend(prim, inputs, xp)
     try:
-        value = prim.forward(xp, *vals, **attrs) if attrs else prim.forward(xp, *vals)
+        # One and two inputs (nearly every op) call the forward without building an argument list.
+        if n == 1:
+            value = prim.forward(xp, first, **attrs) if attrs else prim.forward(xp, first)
+        elif n == 2:
+            value = (prim.forward(xp, first, inputs[1]._value, **attrs) if attrs
+                     else prim.forward(xp, first, inputs[1]._value))
+        else:
+            value = prim.forward(xp, *[t._value for t in inputs], **attrs)
     except Exception as e:
         raise InvalidArgumentError(f"{prim.type}: {e} (inputs: {_describe(inputs)})") from None
     out = _new(EagerTensor)
@@ -545,10 +554,13 @@ def as_tensor(x, like=None, op="op") -> Tensor:
         return x
     if (type(x) is float or type(x) is int) and like is not None and _NAMESPACES.get(type(like._value)) is _np:
         # The common ``y * 0.5`` on NumPy: a cached NumPy scalar of the tensor's dtype.
-        dt = _dtypes.of_array(like._value)
+        dt = _BY_CLASS.get(like._value.dtype.__class__) or _dtypes.of_array(like._value)
         if dt.is_floating or (type(x) is int and dt.is_integer):
             try:
-                return _wrap(_scalar_array(x, dt))
+                t = _new(EagerTensor)
+                t._value = _scalar_array(x, dt)
+                t._id = _next_id()
+                return t
             except OverflowError:
                 raise TypeError(f"{op}: cannot convert {x!r} to a tensor of dtype {dt.name}: it is out of range "
                                 f"for {dt.name}") from None
@@ -608,7 +620,8 @@ def _has_float(x):
 def binary(type, x, y) -> Tensor:
     """An elementwise op of two operands (tensors or Python values), by its op type name."""
     if isinstance(x, Tensor):
-        y = as_tensor(y, x, type)
+        if not isinstance(y, Tensor):
+            y = as_tensor(y, x, type)
     else:
         y = as_tensor(y, None, type)
         x = as_tensor(x, y, type)
