@@ -62,11 +62,14 @@ def relu(x, name=None): return _unary("Relu", x)
 def softplus(x, name=None): return _execute(_P["Softplus"], (numeric(x, "Softplus", "real"),))
 
 
-def _tanh_grad(y, g): return _binary("TanhGrad", y, g)
-def _sigmoid_grad(y, g): return _binary("SigmoidGrad", y, g)
-def _sqrt_grad(y, g): return _binary("SqrtGrad", y, g)
-def _relu_grad(g, y): return _binary("ReluGrad", g, y)
-def _relu6_grad(g, y): return _binary("Relu6Grad", g, y)
+# For gradient and tangent rules, whose operands are always two tensors of one
+# dtype: straight into the op table, without the public argument checks.
+def _mul(x, y): return _execute(_P["Mul"], (x, y))
+def _tanh_grad(y, g): return _execute(_P["TanhGrad"], (y, g))
+def _sigmoid_grad(y, g): return _execute(_P["SigmoidGrad"], (y, g))
+def _sqrt_grad(y, g): return _execute(_P["SqrtGrad"], (y, g))
+def _relu_grad(g, y): return _execute(_P["ReluGrad"], (g, y))
+def _relu6_grad(g, y): return _execute(_P["Relu6Grad"], (g, y))
 
 
 def _leaky_relu_grad(g, x, alpha):

@@ -67,7 +67,7 @@ def _prod_grad(op, g):
 def _mul_grad(op, g):
     # Each input's gradient reads the other input, saved only when needed.
     x, y = op.inputs
-    return (None if y is None else g * y), (None if x is None else g * x)
+    return (None if y is None else o._mul(g, y)), (None if x is None else o._mul(g, x))
 
 
 def _div_grad(op, g):

@@ -599,7 +599,7 @@ def _scalar_array(x, dt):
     """
     if x != x or (x == 0 and _math.copysign(1.0, x) < 0):
         return dt.as_numpy_dtype(x)
-    key = (x, dt)
+    key = (x, dt.name)  # (a DType hashes in Python; its name in C)
     arr = _SCALARS.get(key)
     if arr is None:
         arr = dt.as_numpy_dtype(x)
@@ -641,8 +641,9 @@ _TAKES_BOOL = frozenset({"Equal", "NotEqual", "LogicalAnd", "LogicalOr", "Logica
 
 def unary(type, x) -> Tensor:
     """An elementwise op of one operand, by its op type name."""
-    x = as_tensor(x)
-    if _dtypes.of_array(x._value).is_bool and type not in _TAKES_BOOL:
+    if not isinstance(x, Tensor):
+        x = as_tensor(x)
+    if (_BY_CLASS.get(x._value.dtype.__class__) or _dtypes.of_array(x._value)).is_bool and type not in _TAKES_BOOL:
         numeric(x, type)
     return execute(PRIMITIVES[type], (x,))
 
@@ -691,8 +692,9 @@ def numeric(x, op, kinds="number") -> Tensor:
     ``kinds``: ``"number"`` (no bool), ``"float"`` (floating or complex: sqrt, log,
     softmax...), ``"real"`` (floating only).
     """
-    x = as_tensor(x)
-    dt = _dtypes.of_array(x._value)
+    if not isinstance(x, Tensor):
+        x = as_tensor(x)
+    dt = _BY_CLASS.get(x._value.dtype.__class__) or _dtypes.of_array(x._value)
     if dt.is_floating:  # every kind takes floats: the common case decides at once
         return x
     ok = not dt.is_bool if kinds == "number" else (dt.is_complex if kinds == "float" else False)
