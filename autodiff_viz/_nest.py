@@ -2,7 +2,19 @@
 from __future__ import annotations
 
 
+def _flat(structure) -> bool:
+    """A list or tuple of leaves, or a leaf: the common case, read without a walk."""
+    if type(structure) is list or type(structure) is tuple:
+        for s in structure:
+            if isinstance(s, (list, tuple, dict)):
+                return False
+        return True
+    return not isinstance(structure, (list, tuple, dict))
+
+
 def flatten(structure) -> list:
+    if _flat(structure):
+        return list(structure) if type(structure) is list or type(structure) is tuple else [structure]
     out: list = []
     stack = [structure]
     while stack:
@@ -18,6 +30,10 @@ def flatten(structure) -> list:
 
 def pack_like(structure, flat: list):
     """Rebuild ``structure``'s shape from the leaves in ``flat`` (in flatten order)."""
+    if _flat(structure):
+        if type(structure) is list or type(structure) is tuple:
+            return type(structure)(flat)
+        return flat[0]
     it = iter(flat)
 
     def build(s):

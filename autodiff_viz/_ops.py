@@ -70,6 +70,17 @@ def _sigmoid_grad(y, g): return _execute(_P["SigmoidGrad"], (y, g))
 def _sqrt_grad(y, g): return _execute(_P["SqrtGrad"], (y, g))
 def _relu_grad(g, y): return _execute(_P["ReluGrad"], (g, y))
 def _relu6_grad(g, y): return _execute(_P["Relu6Grad"], (g, y))
+def _reshape(x, shape): return _execute(_P["Reshape"], (x,), {"shape": tuple(shape)})
+def _sum(x, axis, keepdims=False): return _execute(_P["Sum"], (x,), {"axis": axis, "keepdims": keepdims})  # axis: tuple or None
+
+
+def _broadcast_to(x, shape):
+    shape = tuple(shape)
+    return x if x._value.shape == shape else _execute(_P["BroadcastTo"], (x,), {"shape": shape})
+
+
+def _matmul(a, b, transpose_a=False, transpose_b=False):
+    return _execute(_P["MatMul"], (a, b), {"transpose_a": transpose_a, "transpose_b": transpose_b})
 
 
 def _leaky_relu_grad(g, x, alpha):

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math as _math
 
+import numpy as _np
+
 from . import _backend, _ops as o
 from ._registry import NOT_DIFFERENTIABLE as NONE, defop
 
@@ -25,14 +27,18 @@ def _keep(shape, axis):
 
 def _reduce_back(op, g):
     """Spread a reduction's gradient back over the reduced axes."""
-    shape = op.in_shapes[0]
-    if not op.attrs["keepdims"]:
-        g = o.reshape(g, _keep(shape, op.attrs["axis"]))
-    return o.broadcast_to(g, shape)
+    shape, axis = op.in_shapes[0], op.attrs["axis"]
+    if not op.attrs["keepdims"] and axis is not None:  # (a scalar spreads as it is)
+        g = o._reshape(g, _keep(shape, axis))
+    return o._broadcast_to(g, shape)
 
 
 def _count(op):
-    shape, axis = op.in_shapes[0], op.attrs["axis"]
+    return _count_of(op.in_shapes[0], op.attrs["axis"])
+
+
+def _count_of(shape, axis) -> int:
+    """How many elements a reduction over ``axis`` (a tuple, or None for all) takes into each result."""
     n = 1
     for i, d in enumerate(shape):
         if axis is None or i in axis:
@@ -81,9 +87,9 @@ def _matmul_grad(op, g):
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     ga = gb = None
     if b is not None:
-        ga = o.matmul(b, g, transpose_a=tb, transpose_b=True) if ta else o.matmul(g, b, transpose_b=not tb)
+        ga = o._matmul(b, g, transpose_a=tb, transpose_b=True) if ta else o._matmul(g, b, transpose_b=not tb)
     if a is not None:
-        gb = o.matmul(g, a, transpose_a=True, transpose_b=ta) if tb else o.matmul(a, g, transpose_a=not ta)
+        gb = o._matmul(g, a, transpose_a=True, transpose_b=ta) if tb else o._matmul(a, g, transpose_a=not ta)
     return ga, gb
 
 
@@ -271,15 +277,27 @@ def _integral(xp, dtype) -> bool:
     return xp.isdtype(dtype, "integral") if hasattr(xp, "isdtype") else dtype.kind in "iu"
 
 
+# NumPy's function wrappers (np.sum, np.mean, np.reshape) cost more than the work on
+# small arrays; for NumPy arrays the forwards below call the ufunc or method they wrap.
+def _sum(xp, x, axis, keepdims):
+    if xp is _np:
+        return _np.add.reduce(x, axis=axis, dtype=x.dtype, keepdims=keepdims)
+    return xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def _reshape(xp, x, shape):
+    return x.reshape(shape) if xp is _np else xp.reshape(x, shape)
+
+
 def _mean(xp, x, axis, keepdims):
+    if xp is _np and x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.size:
+        # What np.mean does for float32/64 (a float32 sum, then one division), without its wrapper.
+        return _np.add.reduce(x, axis=axis, keepdims=keepdims) / _count_of(x.shape, axis)
     if not _integral(xp, x.dtype):
         return xp.mean(x, axis=axis, keepdims=keepdims)
     # TF's integer mean: the sum divided by the count, truncated toward zero (mean([1, 2, 4]) is 2).
     total = xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-    n = 1
-    for i, d in enumerate(x.shape):
-        if axis is None or i in axis:
-            n *= d
+    n = _count_of(x.shape, axis)
     if n == 0:
         return total
     q = xp.abs(total) // n
@@ -518,12 +536,12 @@ defop("LogSoftmax", _log_softmax,                                _log_softmax_gr
       jvp=lambda op, t: t[0] - o.reduce_sum(o.exp(op.outputs[0]) * t[0], axis=op.attrs["axis"], keepdims=True),
       show=('log softmax(a)', 'I − softmax(a) per row'))
 # Reductions (axis: a tuple of non-negative ints or None)
-defop("Sum",      lambda xp, x, axis, keepdims: xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+defop("Sum",      _sum,
       lambda op, g: (_reduce_back(op, g),),
       jvp=lambda op, t: o.reduce_sum(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
       show=('Σ a', '1 for every element'))
 defop("Mean",     _mean,
-      lambda op, g: (_reduce_back(op, g) / float(_count(op)),),
+      lambda op, g: (_reduce_back(op, g / float(_count(op))),),  # divide before spreading: n times less work
       jvp=lambda op, t: o.reduce_mean(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
       show=('mean(a)', '1/n for every element'))
 defop("Max",      lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),   _extreme_grad, save="all", save_output=True,
@@ -548,7 +566,7 @@ defop("Transpose", lambda xp, x, perm: xp.permute_dims(x, perm),
       lambda op, g: (o.transpose(g, perm=[op.attrs["perm"].index(i) for i in range(len(op.attrs["perm"]))]),),
       jvp=lambda op, t: o.transpose(t[0], perm=op.attrs["perm"]),
       show=('aᵀ', 'transpose back'))
-defop("Reshape",  lambda xp, x, shape: xp.reshape(x, shape),     lambda op, g: (o.reshape(g, op.in_shapes[0]),),
+defop("Reshape",  _reshape,     lambda op, g: (o.reshape(g, op.in_shapes[0]),),
       jvp=lambda op, t: o.reshape(t[0], op.attrs["shape"]),
       show=('reshape(a)', 'reshape back'))
 defop("Squeeze",  lambda xp, x, axis: xp.reshape(x, _squeezed(x.shape, axis)), lambda op, g: (o.reshape(g, op.in_shapes[0]),),

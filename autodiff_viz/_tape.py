@@ -20,6 +20,8 @@ import itertools
 import warnings
 import weakref
 
+import numpy as _np
+
 from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import LISTENING, emit, name_scope  # noqa: F401  (name_scope is public here too)
@@ -186,11 +188,11 @@ class GradientTape:
         flat_sources = _as_tensors(_nest.flatten(sources), "source")
         ogs = _output_gradients(output_gradients, flat_targets)
         for t in flat_targets:
-            if not t.dtype.is_floating:
+            if not _floating(t):
                 warnings.warn("The dtype of the target tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{t.dtype.name}", stacklevel=2)
         for s in flat_sources:
-            if not s.dtype.is_floating:
+            if not _floating(s):
                 warnings.warn("The dtype of the source tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{s.dtype.name}", stacklevel=2)
         if LISTENING[0]:
@@ -221,11 +223,17 @@ class GradientTape:
         """
         records = self._records
         n = len(records)
-        source_ids = {s._id for s in sources if s.dtype.is_floating}
         # Ids that depend on a source: only these need gradients.  A source
         # counts if the tape watches it, or if it is itself a target.
-        target_ids = {t._id for t in targets}
-        reach = {i for i in source_ids if i in self._live or i in target_ids}
+        source_ids, reach, live = set(), set(), self._live
+        for s in sources:
+            if _floating(s):
+                source_ids.add(s._id)
+                if s._id in live:
+                    reach.add(s._id)
+        for t in targets:
+            if t._id in source_ids:
+                reach.add(t._id)
         # A record without a gradient (stop_gradient, comparisons...) does not pass
         # reachability on: rules downstream of it never run (as in TF).
         # Integer and bool results carry no gradient (as in TF): they stop reachability too.
@@ -244,7 +252,7 @@ class GradientTape:
         counts: dict = {}
         emitting = LISTENING[0]
         for t, og in zip(targets, ogs):
-            if not t.dtype.is_floating or t._id not in reach:
+            if t._id not in reach or not _floating(t):
                 continue
             seed = og if og is not None else _ones_like(t)
             _accumulate(grads, counts, t._id, seed, self, None, emitting)
@@ -433,8 +441,16 @@ def _jacobian_rows(tape, target, sources, row_shape, zero, batch):
 
 
 def _ones_like(t):
-    xp = _backend.namespace_of(t._value)
-    return _t._wrap(xp.ones(t._value.shape, dtype=t._value.dtype))
+    v = t._value
+    if isinstance(v, _np.generic):  # a scalar result (a loss): NumPy's own scalar one
+        return _t._wrap(v.dtype.type(1))
+    return _t._wrap(_backend.namespace_of(v).ones(v.shape, dtype=v.dtype))
+
+
+def _floating(t) -> bool:
+    """Whether a tensor's dtype is floating (``t.dtype.is_floating``, without making the DType view)."""
+    dt = t._value.dtype
+    return (_by_class.get(dt.__class__) or of_dtype(dt)).is_floating
 
 
 def _add(a, b):
@@ -471,10 +487,10 @@ def _unbroadcast(g, shape, op_type):
         elif s != gshape[i + extra] and s != 1:
             raise ValueError(f"gradient of {op_type} has shape {gshape}, which does not broadcast to its input's {shape}")
     if axes:
-        g = _ops.reduce_sum(g, axis=axes)
+        g = _ops._sum(g, tuple(axes))
     if tuple(g._value.shape) == tuple(shape):  # the common bias case: summing the batch axis is enough
         return g
-    return _ops.reshape(g, shape)
+    return _ops._reshape(g, shape)
 
 
 def _unconnected(value) -> bool:
