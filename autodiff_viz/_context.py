@@ -172,7 +172,11 @@ def name_scope(name: str):
 # - ``gradient_end``: tape, sources, results, spent
 def emit(kind: str, /, **payload) -> None:
     """Tell this thread's listeners what happened."""
-    for listener in list(state.listeners):
+    listeners = state.listeners
+    if len(listeners) == 1:  # (one trace open: the common case, without a copy of the list)
+        listeners[0](kind, payload)
+        return
+    for listener in list(listeners):
         listener(kind, payload)
 
 

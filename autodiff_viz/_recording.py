@@ -101,16 +101,18 @@ class _Converter:
         handler = self.handlers.get(kind)
         if handler is not None:
             tape = p["tape"]
-            if tape._id not in self.tapes:  # the tape keeps this trace alive for views that get only the tape
-                self.tapes.add(tape._id)
+            tid = tape._id
+            if tid not in self.tapes:  # the tape keeps this trace alive for views that get only the tape
+                self.tapes.add(tid)
                 tape._traces.append(self.trace)
-            full = self.max_events is not None and len(self.events) + len(self.pending) >= self.max_events
-            if self.tensors is None and not full and _can_wait(kind, p):
-                self.pending.append((handler, tape._id, p))
+            pending = self.pending
+            if (self.tensors is None and _can_wait(kind, p)
+                    and (self.max_events is None or len(self.events) + len(pending) < self.max_events)):
+                pending.append((handler, tid, p))
                 return
-            if self.pending:
+            if pending:
                 self.flush()
-            handler(tape._id, p)
+            handler(tid, p)
 
     def flush(self) -> None:
         """Turn every waiting announcement into its event, in order."""
@@ -232,18 +234,9 @@ _VALUES = {
 }
 
 
-def _small(t) -> bool:
-    if t is None:
-        return True
-    if t._is_variable:
-        return False
-    v = t._value
-    return isinstance(v, np.generic) or (type(v) is np.ndarray and v.size <= _HEAD)
-
-
 def _can_wait(kind: str, p: dict) -> bool:
     """Whether an announcement's values can be summarized later: small NumPy values, no variables."""
-    ones, lists = _VALUES.get(kind, ((), ()))
+    ones, lists = _VALUES.get(kind, _NO_VALUES)
     for key in ones:
         if not _small(p[key]):
             return False
@@ -252,6 +245,16 @@ def _can_wait(kind: str, p: dict) -> bool:
             if not _small(t):
                 return False
     return True
+
+
+def _small(t) -> bool:
+    if t is None:
+        return True
+    v = t._value
+    return (type(v) is np.ndarray and v.size <= _HEAD or isinstance(v, np.generic)) and not t._is_variable
+
+
+_NO_VALUES = ((), ())
 
 
 def _op_fields(node, inputs=None, known=None) -> dict:
