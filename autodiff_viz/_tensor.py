@@ -267,8 +267,8 @@ class ResourceVariable(Tensor):
         except (TypeError, ValueError) as e:
             raise type(e)(f"Variable.{how} of {self._name!r}: {e}") from None
 
-    def _assign(self, new_value, how):
-        new = self._converted(new_value, how)
+    def _assign(self, new, how):
+        """Store ``new``, an array already of the variable's dtype (from ``_converted``)."""
         if tuple(new.shape) != tuple(self._value.shape):
             raise ValueError(f"Variable.{how}: shape {tuple(new.shape)} does not match the variable's shape {self.shape}")
         self._value = new
@@ -276,15 +276,13 @@ class ResourceVariable(Tensor):
         return self
 
     def assign(self, value):
-        return self._assign(value, "assign")
+        return self._assign(self._converted(value, "assign"), "assign")
 
     def assign_add(self, delta):
-        delta = self._converted(delta, "assign_add")
-        return self._assign(self._value + delta, "assign_add")
+        return self._assign(self._value + self._converted(delta, "assign_add"), "assign_add")
 
     def assign_sub(self, delta):
-        delta = self._converted(delta, "assign_sub")
-        return self._assign(self._value - delta, "assign_sub")
+        return self._assign(self._value - self._converted(delta, "assign_sub"), "assign_sub")
 
     def __repr__(self):
         v = _backend.to_numpy(self._value)
