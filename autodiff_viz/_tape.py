@@ -25,7 +25,7 @@ import numpy as _np
 from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import LISTENING, emit, name_scope  # noqa: F401  (name_scope is public here too)
-from ._dtypes import _by_class, of_dtype
+from ._dtypes import _by_class, of_array, of_dtype
 from ._record import IN_IDS, IN_SHAPES, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
 from ._tensor import ResourceVariable, Tensor
 
@@ -448,9 +448,8 @@ def _ones_like(t):
 
 
 def _floating(t) -> bool:
-    """Whether a tensor's dtype is floating (``t.dtype.is_floating``, without making the DType view)."""
-    dt = t._value.dtype
-    return (_by_class.get(dt.__class__) or of_dtype(dt)).is_floating
+    """Whether a tensor's dtype is floating (``t.dtype.is_floating`` without the property's call)."""
+    return of_array(t._value).is_floating
 
 
 def _add(a, b):
