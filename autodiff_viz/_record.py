@@ -171,7 +171,20 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
             dtypes.append(t._value.dtype)
         in_ids, shapes, dtypes = tuple(in_ids), tuple(shapes), tuple(dtypes)
     save, save_out = prim.save_inputs, prim.save_output
-    if not save:
+    plan = prim.plan
+    if plan is not None and n == 2:
+        # What to keep depends on which inputs need a gradient: looked up in the op's table.
+        x, y = inputs
+        if len(tapes) == 1:  # (the common case: a tape needs a gradient for what it watches)
+            live = tapes[0]._live
+            m = ((x._id in live or x._is_variable and x._trainable)
+                 + 2 * (y._id in live or y._is_variable and y._trainable))
+        else:
+            m = _needs_gradient(x, tapes) + 2 * _needs_gradient(y, tapes)
+        keep_x, keep_y, save_out = plan[m]
+        saved = ((x._snapshot() if x._is_variable else x) if keep_x else None,
+                 (y._snapshot() if y._is_variable else y) if keep_y else None)
+    elif not save:
         saved = None
     elif type(save) is dict:
         # One tape (the common case): an input needs a gradient if the tape watches it.

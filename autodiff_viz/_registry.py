@@ -13,17 +13,48 @@ import contextlib
 
 
 class Primitive:
-    __slots__ = ("type", "forward", "grad", "jvp", "save_inputs", "save_output", "formula", "partials")
+    __slots__ = ("type", "forward", "grad", "jvp", "save_inputs", "save_output", "plan", "formula", "partials")
 
     def __init__(self, type, forward, grad, jvp, save_inputs, save_output, formula="", partials=()):
         self.type = type
         self.forward = forward
         self.grad = grad
         self.jvp = jvp
-        self.save_inputs = save_inputs
-        self.save_output = save_output
+        self.saves(save_inputs, save_output)
         self.formula = formula      # how views write the op: "a · b" (inputs are a, b, c...)
         self.partials = partials    # per input, its partial derivative: ("b", "a")
+
+    def saves(self, save_inputs, save_output) -> None:
+        """Set what the rule reads (``defop``'s ``save=`` and ``save_output=``).
+
+        When what is kept depends on which inputs need a gradient (a dict
+        ``save``, a tuple ``save_output``) and only inputs 0 and 1 are named,
+        ``plan`` answers it for a two-input op by table: ``plan[m]`` is
+        ``(keep input 0, keep input 1, keep the output)``, where ``m`` is 1 if
+        input 0 needs a gradient plus 2 if input 1 does.  Otherwise ``plan`` is None.
+        """
+        self.save_inputs, self.save_output = save_inputs, save_output
+        self.plan = None
+        by_need = type(save_inputs) is dict
+        if not (by_need or type(save_output) is tuple):
+            return
+        named = set(save_output) if type(save_output) is tuple else set()
+        if by_need:
+            for i, users in save_inputs.items():
+                named |= {i, *users}
+        elif save_inputs != "all":
+            named |= set(save_inputs)
+        if not named <= {0, 1}:
+            return
+
+        def kept(needs):
+            if by_need:
+                keep = [any(needs[j] for j in save_inputs.get(i, ())) for i in (0, 1)]
+            else:
+                keep = [save_inputs == "all" or i in save_inputs for i in (0, 1)]
+            out = any(needs[j] for j in save_output) if type(save_output) is tuple else bool(save_output)
+            return keep[0], keep[1], out
+        self.plan = tuple(kept((bool(m & 1), bool(m & 2))) for m in range(4))
 
     def __repr__(self):
         return f"<primitive {self.type}>"
@@ -136,7 +167,8 @@ def gradient_override(op_type: str, rule):
     try:
         yield
     finally:
-        p.grad, p.save_inputs, p.save_output = saved
+        p.grad = saved[0]
+        p.saves(saved[1], saved[2])
 
 
 _custom_rules: dict[str, object] = {}
@@ -149,8 +181,7 @@ def register_rule(op_type: str, rule) -> None:
         return
     p.grad = rule
     # A user rule may read any input or output: keep them all from now on.
-    p.save_inputs = "all"
-    p.save_output = True
+    p.saves("all", True)
 
 
 def no_gradient(op_type: str) -> None:
@@ -163,8 +194,7 @@ def no_gradient(op_type: str) -> None:
         raise LookupError(f"no_gradient: no op type named {op_type!r}")
     _refuse_second_rule(op_type, "no_gradient")
     p.grad = NOT_DIFFERENTIABLE
-    p.save_inputs = ()
-    p.save_output = False
+    p.saves((), False)
 
 
 NotDifferentiable = no_gradient

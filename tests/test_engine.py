@@ -328,7 +328,8 @@ def test_no_gradient_marks_an_op_not_differentiable():
             y = ad.image.adjust_contrast(image, 0.1)
         assert tape.gradient(y, image) is None
     finally:
-        prim.grad, prim.save_inputs, prim.save_output = saved
+        prim.grad = saved[0]
+        prim.saves(*saved[1:])
     with pytest.raises(LookupError, match="NoSuchOp"):
         ad.no_gradient("NoSuchOp")
 
@@ -413,6 +414,33 @@ def test_saved_values_are_only_what_rules_need():
     assert add.inputs == (None, None) and add.outputs == (None,)
     assert relu.inputs == (None,) and relu.outputs[0] is r
     assert mul.inputs[0] is r and mul.inputs[1] is x
+
+
+def test_what_a_two_input_op_keeps_follows_which_inputs_need_a_gradient():
+    # Mul's rule reads the other input; Pow's output is read only for the exponent's gradient.
+    x, c = ad.constant(2.0), ad.constant(3.0)
+    v = ad.Variable(5.0)
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        cx, xc, xx, xv = c * x, x * c, x * x, x * v
+        base_only, exponent = ad.pow(x, c), ad.pow(c, x)
+    ops = tape._ops()
+    assert ops[0].inputs == (c, None) and ops[1].inputs == (None, c)  # c needs no gradient: x is not kept
+    assert ops[2].inputs == (x, x)
+    assert ops[3].inputs[0] is x and ops[3].inputs[1] is not None  # a trainable variable needs one (its snapshot)
+    assert float(ops[3].inputs[1]) == 5.0
+    assert ops[4].outputs == (None,) and ops[5].outputs[0] is exponent
+    gx, gv = tape.gradient([cx, xc, xx, xv, base_only, exponent], [x, v])
+    assert float(gx) == pytest.approx(3.0 + 3.0 + 4.0 + 5.0 + 3.0 * 4.0 + 9.0 * np.log(3.0), rel=1e-6)
+    assert float(gv) == 2.0
+    # Nested tapes: each input counts if either tape watches it.
+    with ad.GradientTape() as outer:
+        outer.watch(c)
+        with ad.GradientTape() as inner:
+            inner.watch(x)
+            y = x * c
+    assert inner._ops()[0].inputs == (x, c)
+    assert float(inner.gradient(y, x)) == 3.0 and float(outer.gradient(y, c)) == 2.0
 
 
 def test_intermediates_die_once_the_tape_does_not_need_them():
