@@ -243,14 +243,14 @@ class GradientTape:
         # reachability on: rules downstream of it never run (as in TF).
         # Integer and bool results carry no gradient (as in TF): they stop reachability too.
         not_differentiable = _registry.NOT_DIFFERENTIABLE
-        by_class = _by_class  # the dtype lookup of_dtype does, without the call (hot loop)
+        floating = set()  # output dtypes seen to be floating: one set lookup per record, not a dtype query
         for rec in records:
             if rec[PRIM].grad is not_differentiable and rec[RULE] is None:
                 continue
             for i in rec[IN_IDS]:
                 if i in reach:
                     out_dtype = rec[OUT_DTYPE]
-                    if (by_class.get(out_dtype.__class__) or of_dtype(out_dtype)).is_floating:
+                    if out_dtype in floating or _floating_dtype(out_dtype, floating):
                         reach.add(rec[OUT_ID])
                     break
         grads: dict = {}
@@ -297,7 +297,10 @@ class GradientTape:
             i = -1
             for gi in in_grads:
                 i += 1
-                if gi is None or in_ids[i] not in reach:
+                if gi is None:
+                    continue
+                tid = in_ids[i]
+                if tid not in reach:
                     continue
                 if not isinstance(gi, Tensor):
                     gi = _t.convert_to_tensor(gi, dtype=op.in_dtypes[i])
@@ -305,10 +308,9 @@ class GradientTape:
                     gi = _unbroadcast(gi, in_shapes[i], op.type)
                 if emitting:
                     sent[i] = gi
-                    continue
-                tid = in_ids[i]
-                prev = grads.get(tid)
-                grads[tid] = gi if prev is None else add(prev, gi)
+                else:
+                    prev = grads.get(tid)
+                    grads[tid] = gi if prev is None else add(prev, gi)
             if emitting:
                 # One announcement for the step and what it added to each input's gradient.
                 totals, tally = [None] * len(in_ids), [0] * len(in_ids)
@@ -465,6 +467,14 @@ def _ones_like(t):
             one = _ONES[v.dtype] = v.dtype.type(1)
         return _t._wrap(one)
     return _t._wrap(_backend.namespace_of(v).ones(v.shape, dtype=v.dtype))
+
+
+def _floating_dtype(dt, seen: set) -> bool:
+    """Whether an array library's dtype is floating; a floating one joins ``seen``."""
+    if of_dtype(dt).is_floating:
+        seen.add(dt)
+        return True
+    return False
 
 
 def _floating(t) -> bool:

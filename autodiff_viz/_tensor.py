@@ -528,15 +528,18 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
     first = inputs[0]._value
     xp = _NAMESPACES.get(type(first)) or _namespace_of(first)
     n = len(inputs)
-    if n > 2 or (n == 2 and _NAMESPACES.get(type(inputs[1]._value)) is not xp):
+    if n == 2:
+        second = inputs[1]._value
+        if type(second) is not type(first) and _NAMESPACES.get(type(second)) is not xp:
+            _check_one_backend(prim, inputs, xp)
+    elif n > 2:
         _check_one_backend(prim, inputs, xp)
     try:
         # One and two inputs (nearly every op) call the forward without building an argument list.
         if n == 1:
             value = prim.forward(xp, first, **attrs) if attrs else prim.forward(xp, first)
         elif n == 2:
-            value = (prim.forward(xp, first, inputs[1]._value, **attrs) if attrs
-                     else prim.forward(xp, first, inputs[1]._value))
+            value = prim.forward(xp, first, second, **attrs) if attrs else prim.forward(xp, first, second)
         else:
             value = prim.forward(xp, *[t._value for t in inputs], **attrs)
     except Exception as e:
