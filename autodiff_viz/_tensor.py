@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import builtins
 import itertools
-import math as _math
 
 import numpy as _np
 
@@ -557,17 +556,21 @@ def as_tensor(x, like=None, op="op") -> Tensor:
     if isinstance(x, Tensor):
         return x
     if (type(x) is float or type(x) is int) and like is not None and _NAMESPACES.get(type(like._value)) is _np:
-        # The common ``y * 0.5`` on NumPy: a cached NumPy scalar of the tensor's dtype.
-        dt = _BY_CLASS.get(like._value.dtype.__class__) or _dtypes.of_array(like._value)
-        if dt.is_floating or (type(x) is int and dt.is_integer):
-            try:
-                t = _new(EagerTensor)
-                t._value = _scalar_array(x, dt)
-                t._id = _next_id()
-                return t
-            except OverflowError:
-                raise TypeError(f"{op}: cannot convert {x!r} to a tensor of dtype {dt.name}: it is out of range "
-                                f"for {dt.name}") from None
+        # The common ``y * 0.5`` on NumPy: a NumPy scalar of the tensor's dtype, cached for floating dtypes.
+        arr = _SCALARS.get((x, like._value.dtype)) if x else None
+        if arr is None:
+            dt = _BY_CLASS.get(like._value.dtype.__class__) or _dtypes.of_array(like._value)
+            if dt.is_floating or (type(x) is int and dt.is_integer):
+                try:
+                    arr = _scalar_array(x, dt)
+                except OverflowError:
+                    raise TypeError(f"{op}: cannot convert {x!r} to a tensor of dtype {dt.name}: it is out of range "
+                                    f"for {dt.name}") from None
+        if arr is not None:
+            t = _new(EagerTensor)
+            t._value = arr
+            t._id = _next_id()
+            return t
     if x is None:
         raise TypeError(f"{op}: an operand is None; expected a tensor or a number"
                         + (f" (the other operand has dtype {like.dtype.name}, shape {like.shape})" if like is not None else ""))
@@ -592,26 +595,23 @@ _SCALARS: dict = {}
 
 
 def _scalar_array(x, dt):
-    """A Python number as a NumPy scalar of ``dt`` (``np.float32(0.5)``), converted once.
+    """A Python number as a NumPy scalar of ``dt`` (``np.float32(0.5)``); floating ones are kept in ``_SCALARS``.
 
-    Numbers like the ``0.5`` in ``y * 0.5`` or the ``1.0`` in the Tanh rule
+    Numbers like the ``0.5`` in ``y * 0.5`` or the ``2.0`` in the Square rule
     come back on every op; converting each time was a large share of a
-    scalar op's cost.  A NumPy scalar (immutable, unlike a 0-d array) is what
+    scalar op's cost, so :func:`as_tensor` looks them up by ``(number, NumPy
+    dtype)`` first.  A NumPy scalar (immutable, unlike a 0-d array) is what
     NumPy's own ops return for 0-d inputs, and its operators skip the ufunc
-    machinery.  -0.0 and NaN are never cached (they would match 0.0 or
-    nothing), and the cache is emptied when it grows large.
+    machinery.  Only floating dtypes are kept (a float must never find an
+    integer dtype's entry: ``1.0 == 1``); zeros and NaN are never kept (-0.0
+    would find 0.0's entry, NaN nothing); the cache is emptied when it grows
+    large.  Shared by all threads: it holds immutable values only.
     """
-    key = (x, dt.name)  # (a DType hashes in Python; its name in C)
-    arr = _SCALARS.get(key)
-    if arr is not None and x:  # (0.0 and -0.0 share a key: zeros take the path below)
-        return arr
-    if x != x or (x == 0 and _math.copysign(1.0, x) < 0):
-        return dt.as_numpy_dtype(x)
-    if arr is None:
-        arr = dt.as_numpy_dtype(x)
+    arr = dt.as_numpy_dtype(x)
+    if x and x == x and dt.is_floating:
         if len(_SCALARS) >= 1024:
             _SCALARS.clear()
-        _SCALARS[key] = arr
+        _SCALARS[(x, arr.dtype)] = arr
     return arr
 
 
