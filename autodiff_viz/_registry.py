@@ -125,7 +125,7 @@ class RegisterGradient:
 def has_rule(op_type: str) -> bool:
     """Whether ``op_type`` has a gradient rule (``no_gradient`` counts as one, as in TF)."""
     p = PRIMITIVES.get(op_type)
-    return (p is not None and p.grad is not _MISSING) or op_type in _custom_rules
+    return (p is not None and p.grad is not _MISSING) or op_type in _names_without_op
 
 
 def _refuse_second_rule(op_type, who):
@@ -171,13 +171,15 @@ def gradient_override(op_type: str, rule):
         p.saves(saved[1], saved[2])
 
 
-_custom_rules: dict[str, object] = {}
+# Names given to RegisterGradient that no op has (TF allows it, for graph-mode
+# gradient_override_map): kept only so that a second registration is refused.
+_names_without_op: set[str] = set()
 
 
 def register_rule(op_type: str, rule) -> None:
     p = PRIMITIVES.get(op_type)
     if p is None:
-        _custom_rules[op_type] = rule  # for op types that a later gradient_override_map may use
+        _names_without_op.add(op_type)
         return
     p.grad = rule
     # A user rule may read any input or output: keep them all from now on.
