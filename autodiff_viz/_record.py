@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as _np
+
 from ._context import LISTENING, direct, emit, state
 from ._dtypes import of_dtype
 
@@ -156,20 +158,22 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
     if n == 1:
         a = inputs[0]._value
         in_ids = (inputs[0]._id,)
-        shapes, dtypes = (a.shape,), (a.dtype,)
-        shapes = _SHARED.get(shapes) or _shared(shapes)
+        if type(a) is _ARRAY:
+            shapes = (a.shape,)
+            shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype,)
+        else:
+            shapes, dtypes = _FACTS.get((type(a),)) or _input_facts((a,))
     elif n == 2:
         a, b = inputs[0]._value, inputs[1]._value
         in_ids = (inputs[0]._id, inputs[1]._id)
-        shapes, dtypes = (a.shape, b.shape), (a.dtype, b.dtype)
-        shapes = _SHARED.get(shapes) or _shared(shapes)
+        if type(a) is _ARRAY:
+            shapes = (a.shape, b.shape)
+            shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype, b.dtype)
+        else:
+            shapes, dtypes = _FACTS.get((type(a), type(b))) or _input_facts((a, b))
     else:
-        in_ids, shapes, dtypes = [], [], []
-        for t in inputs:
-            in_ids.append(t._id)
-            shapes.append(t._value.shape)
-            dtypes.append(t._value.dtype)
-        in_ids, shapes, dtypes = tuple(in_ids), tuple(shapes), tuple(dtypes)
+        in_ids = tuple([t._id for t in inputs])
+        shapes, dtypes = _input_facts(tuple([t._value for t in inputs]))
     save, save_out = prim.save_inputs, prim.save_output
     plan = prim.plan
     if plan is not None and n == 2:
@@ -210,9 +214,47 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
             kept.append((t._snapshot() if t._is_variable else t) if save == "all" or i in save else None)
         saved = tuple(kept)
     v = out._value
+    if type(v) is _ARRAY:
+        out_shape, out_dtype = v.shape, v.dtype
+    else:
+        out_shape, out_dtype = _FACTS.get(type(v)) or _value_facts(v)
     scopes = state.scopes
-    return (prim, in_ids, out._id, saved, out if save_out else None, attrs, shapes, dtypes, v.shape, v.dtype,
+    return (prim, in_ids, out._id, saved, out if save_out else None, attrs, shapes, dtypes, out_shape, out_dtype,
             "/".join(scopes) if scopes else "", rule, _record_ids())
+
+
+# A NumPy number's shape and dtype follow from its type (np.float32: () and float32), and
+# reading them cost as much as the rest of a record: their facts are looked up by type.
+# Keys: a scalar type, for a value's (shape, dtype); a tuple of them, for an op's inputs'
+# (shapes, dtypes).  Shared by all threads (immutable values; emptied when large).
+_FACTS: dict = {}
+_TYPED = (_np.number, _np.bool_)  # (not np.str_ or np.datetime64: their dtype has a length or unit)
+_ARRAY = _np.ndarray  # (a NumPy array's facts are read at once: a lookup would only miss)
+
+
+def _value_facts(v) -> tuple:
+    """``(shape, dtype)`` of a value that is not a NumPy array (a NumPy number's are kept)."""
+    facts = (v.shape, v.dtype)
+    if isinstance(v, _TYPED):
+        _keep_facts(type(v), facts)
+    return facts
+
+
+def _input_facts(values: tuple) -> tuple:
+    """``(shapes, dtypes)`` of an op's input values (kept when they are all NumPy numbers)."""
+    shapes = tuple([v.shape for v in values])
+    facts = (_SHARED.get(shapes) or _shared(shapes), tuple([v.dtype for v in values]))
+    for v in values:
+        if not isinstance(v, _TYPED):
+            return facts
+    _keep_facts(tuple([type(v) for v in values]), facts)
+    return facts
+
+
+def _keep_facts(key, facts) -> None:
+    if len(_FACTS) >= 4096:
+        _FACTS.clear()
+    _FACTS[key] = facts
 
 
 _SHARED: dict = {}

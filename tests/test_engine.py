@@ -443,6 +443,28 @@ def test_what_a_two_input_op_keeps_follows_which_inputs_need_a_gradient():
     assert float(inner.gradient(y, x)) == 3.0 and float(outer.gradient(y, c)) == 2.0
 
 
+def test_records_hold_the_shapes_and_dtypes_of_scalars_and_arrays_alike():
+    # NumPy numbers' facts are looked up by type, arrays' are read: both must be the values' own.
+    values = [ad.constant(1.5), ad.constant(2, dtype=ad.int32), ad.constant(1.5, dtype=ad.float64),
+              ad.constant([1.0, 2.0]), ad.constant([[1.0], [2.0]], dtype=ad.float64)]
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch([values[0]] + values[2:])
+        with pytest.warns(UserWarning, match="must be floating"):
+            tape.watch(values[1])  # (recorded all the same: the int ops' facts are checked too)
+        cases = []
+        for a in values:
+            for b in values:
+                if a.dtype == b.dtype:
+                    cases.append(((a, b), a * b))
+            cases.append(((a,), -a))
+            cases.append(((a, a, a), ad.add_n([a, a, a])))
+    for op, (inputs, out) in zip(tape._ops(), cases):
+        assert op.in_shapes == tuple(tuple(np.shape(t.numpy())) for t in inputs)
+        assert op.in_dtypes == tuple(t.dtype for t in inputs)
+        assert (op.out_shape, op.out_dtype) == (tuple(np.shape(out.numpy())), out.dtype)
+    assert len(tape._ops()) == len(cases)
+
+
 def test_intermediates_die_once_the_tape_does_not_need_them():
     x = ad.constant(np.ones(10))
     with ad.GradientTape() as tape:
