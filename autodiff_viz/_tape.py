@@ -291,9 +291,10 @@ class GradientTape:
                 if len(in_grads) != len(in_ids):
                     raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients "
                                      f"for {len(in_ids)} inputs")
-            step += 1
             in_shapes = rec[IN_SHAPES]
-            sent = [None] * len(in_ids) if emitting else None
+            if emitting:
+                step += 1
+                sent = [None] * len(in_ids)
             i = -1
             for gi in in_grads:
                 i += 1

@@ -633,10 +633,11 @@ def binary(type, x, y) -> Tensor:
         x = as_tensor(x, y, type)
     # Same dtype objects is the common, fast case; comparing ad dtypes lets
     # two backends' float32 through to execute, which reports the mix.
-    if x._value.dtype is not y._value.dtype and x.dtype is not y.dtype:
+    dtype = x._value.dtype
+    if dtype is not y._value.dtype and x.dtype is not y.dtype:
         raise DTypeMismatchError(f"{type}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
                                  f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
-    dt = _BY_CLASS.get(x._value.dtype.__class__) or _dtypes.of_array(x._value)  # (``type`` is the op here)
+    dt = _BY_CLASS.get(dtype.__class__) or _dtypes.of_array(x._value)  # (``type`` is the op here)
     if dt.is_bool and type not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
         numeric(x, type)
     return execute(PRIMITIVES[type], (x, y))
