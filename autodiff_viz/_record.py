@@ -28,7 +28,7 @@ import itertools
 
 import numpy as _np
 
-from ._context import LISTENING, direct, emit, state
+from ._context import LISTENING, emit, state
 from ._dtypes import of_dtype
 
 _record_ids = itertools.count(1).__next__
@@ -334,9 +334,9 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
         tape._records.append(rec)
         live.add(out._id)
         if LISTENING[0]:
-            fast = direct("record_op")
-            if fast is not None:
-                fast(tape, rec, out, inputs)
+            listener = state.direct
+            if listener is not None:
+                listener.record_op(tape, rec, out, inputs)
             else:
                 node = _new(Op)  # (Op(rec) without the call: its inputs and outputs fill in when read)
                 node._r = rec

@@ -128,8 +128,12 @@ class _Converter:
     # They write the record's plain facts and raw values into the waiting list: a waiting
     # announcement holds no tensor, record, op view or container of its own, so a traced
     # loop leaves the garbage collector nothing new to walk.
+    takes_records = True
+
     def record_op(self, tape, rec, out, inputs) -> None:
-        tid = self._tape_id(tape)
+        tid = tape._id
+        if tid not in self.tapes:
+            self._tape_id(tape)
         if self.tensors is not None:
             self.tensors[out._id] = out
         pending = self.pending
@@ -141,7 +145,9 @@ class _Converter:
         self._wait_or_now(mark, _write_inputs(pending, inputs) and _small_raw(v))
 
     def backward_step(self, tape, rec, step, upstream, grads, totals, counts) -> None:
-        tid = self._tape_id(tape)
+        tid = tape._id
+        if tid not in self.tapes:
+            self._tape_id(tape)
         pending = self.pending
         mark = len(pending)
         up = upstream._value

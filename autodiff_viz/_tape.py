@@ -323,9 +323,9 @@ class GradientTape:
                         prev = grads.get(tid)
                         grads[tid] = totals[i] = gi if prev is None else add(prev, gi)
                         counts[tid] = tally[i] = counts.get(tid, 0) + 1
-                fast = direct("backward_step")
-                if fast is not None:
-                    fast(self, rec, step, g, sent, totals, tally)
+                listener = direct()
+                if listener is not None:
+                    listener.backward_step(self, rec, step, g, sent, totals, tally)
                 else:
                     emit("backward_step", tape=self, node=op, upstream=g, input_grads=tuple(sent), step=step,
                          totals=tuple(totals), counts=tuple(tally))

@@ -137,6 +137,29 @@ def test_trace_removes_its_listener_on_error():
     assert _context.listeners() == before and _context.LISTENING[0] == len(before)
 
 
+def test_a_trace_takes_records_directly_only_while_it_listens_alone():
+    from autodiff_viz import _context
+    x = ad.constant(2.0)
+
+    def step():
+        with ad.GradientTape() as t:
+            t.watch(x)
+            y = x * x
+        return t.gradient(y, x)
+
+    seen = []
+    with ad.trace() as tr:
+        assert _context.direct() is tr._recorder
+        with ad.extend.announcements(lambda kind, p: seen.append(kind)):
+            assert _context.direct() is None  # two listeners: both get payloads
+            step()
+        assert _context.direct() is tr._recorder
+        step()
+    assert _context.direct() is None
+    assert "op" in seen and "backward_step" in seen
+    assert [e.kind for e in tr.events].count("op") == 2 and [e.kind for e in tr.events].count("backward_step") == 2
+
+
 def test_notes_leave_state_skipped():
     x = ad.Variable(2.0, name="x")
     v = ad.Variable(0.0, name="v")
