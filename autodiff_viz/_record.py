@@ -166,7 +166,7 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
     elif n == 2:
         a, b = inputs[0]._value, inputs[1]._value
         in_ids = (inputs[0]._id, inputs[1]._id)
-        if type(a) is _ARRAY:
+        if type(a) is _ARRAY or type(b) is _ARRAY:
             shapes = (a.shape, b.shape)
             shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype, b.dtype)
         else:
@@ -229,7 +229,8 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
 # (shapes, dtypes).  Shared by all threads (immutable values; emptied when large).
 _FACTS: dict = {}
 _TYPED = (_np.number, _np.bool_)  # (not np.str_ or np.datetime64: their dtype has a length or unit)
-_ARRAY = _np.ndarray  # (a NumPy array's facts are read at once: a lookup would only miss)
+_ARRAY = _np.ndarray  # (a NumPy array's facts are read at once: a lookup would only miss;
+#                       other backends' arrays miss it, then are read)
 
 
 def _value_facts(v) -> tuple:
