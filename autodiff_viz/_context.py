@@ -9,7 +9,7 @@ counts the tapes and accumulators active in any thread, ``LISTENING[0]`` the
 hook listeners in any thread.  With both at zero an op costs one list read
 for recording and one for tracing.
 
-Every engine module imports this one; it imports none of them.  Two context
+Every engine module with state to read imports this one; it imports none of them.  Two context
 managers say what the engine does when it hides work from the tapes:
 :func:`hidden_from_tapes` (a ``custom_gradient`` function's own ops) and
 :func:`outer_only` (the ops that compute forward-mode tangents).
@@ -171,7 +171,7 @@ def name_scope(name: str):
 # - ``op``: tape, node (the tape's record, as an op view), output, inputs
 # - ``op_skipped``: tape, op_type, inputs, output, reason ("stop_recording")
 # - ``leave``: tape, tensor, how ("numpy");  ``state``: tape, variable, how ("assign_add"...)
-# - ``gradient_begin``: tape, targets, sources, kind ("gradient"/"jacobian"/"batch_jacobian")
+# - ``gradient_begin``: tape, targets, sources, method ("gradient"/"jacobian"/"batch_jacobian")
 # - ``backward_step``: tape, node, upstream, input_grads (one tensor or None per input), step,
 #   and per input what its gradient adds up to after this step: totals (tensor or None), counts
 # - ``accumulate``: tape, tensor_id, contribution, total, count, node (None: a target's seed)

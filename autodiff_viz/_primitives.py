@@ -4,8 +4,9 @@ Forward functions take the array namespace ``xp`` and raw arrays.  Gradient
 rules take ``(op, grad)`` as TensorFlow's do and use the package's own ops
 (``o.*``), so a rule run under an outer tape is itself recorded.  Broadcast
 operands need no care here: the tape sums a gradient back to its input's
-shape.  Adding an op is one ``defop`` line plus its public function in
-``_ops``.  The line under each entry, ``jvp=``, is its tangent rule for
+shape.  Adding an op is one ``defop`` line, its public function in
+``_ops``, and its case in the gradient checker's table (``tests/gradcheck.py``;
+README, "Adding an op").  The line under each entry, ``jvp=``, is its tangent rule for
 forward mode (``ad.autodiff.ForwardAccumulator``): ``(op, tangents)`` to the
 output's tangent.  Ops declared not differentiable need none.
 """

@@ -6,7 +6,8 @@ its fields.  Gradient rules and trace events see a record through
 ``op.get_attr(...)``, ``op.type``), made only when one is needed.
 
 ``record`` is called by :func:`autodiff_viz._tensor.execute` after an op
-ran, while ``_context.ACTIVE[0]`` says a tape or accumulator exists:
+ran (and by ``custom_gradient`` for the one record that stands for its
+function), while ``_context.ACTIVE[0]`` says a tape or accumulator exists:
 
 1. each recording tape of this thread that watches one of the inputs gets
    the record (built once, shared by nested tapes) and watches the output;

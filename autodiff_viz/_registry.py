@@ -69,9 +69,13 @@ PRIMITIVES: dict[str, Primitive] = {}
 def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None, show=("",)):
     """Add one primitive: its TF type name, forward on arrays, gradient rule.
 
-    ``save`` lists the input positions the rule reads (``"all"`` for every
-    input); ``save_output`` keeps the result.  Anything not saved is dropped
-    as soon as the op has run.  ``show`` is how pictures write the op: its
+    ``save`` says which inputs the rule reads, in one of three forms: a tuple
+    of input positions, ``"all"``, or a dict ``{position: (inputs whose
+    gradient reads it)}`` (``Mul``: ``{0: (1,), 1: (0,)}``, so ``c * x``
+    keeps ``c`` and never ``x``).  ``save_output`` keeps the result (``True``,
+    or a tuple of the inputs whose gradient reads it).  Anything not saved is
+    dropped as soon as the op has run, and reaches the rule as ``None`` in
+    ``op.inputs``/``op.outputs``.  ``show`` is how pictures write the op: its
     formula in the inputs ``a, b, c...`` and then each input's partial
     derivative, ``("a · b", "b", "a")``; trace events carry these strings.
     """

@@ -7,10 +7,12 @@ before its rule runs.  Gradient rules are written with the package's ops, so a
 gradient computed while an outer tape is recording lands on that outer tape
 (higher orders).
 
-Following ``x * y``: ``Tensor.__mul__`` (``_tensor``) runs the op and calls
+Following ``x * y``: ``Tensor.__mul__`` (``_tensor``) calls ``binary``, which
+checks the operands and calls ``execute``, which runs the op and calls
 ``_record.record``, which appends the record to each tape of this thread
 (``_context.state.tapes``) that watches ``x`` or ``y``; ``gradient`` below
-walks the records backwards and calls each one's rule.
+checks its arguments and ``_backward`` walks the records backwards, calling
+each one's rule.
 """
 from __future__ import annotations
 
@@ -285,7 +287,10 @@ class GradientTape:
             if rule is not_differentiable:
                 in_grads = (None,) * len(in_ids)
             else:
-                in_grads = rule(op, g)
+                try:
+                    in_grads = rule(op, g)
+                except (TypeError, AttributeError) as e:
+                    raise _rule_error(op, e) from e
                 if type(in_grads) is not tuple and type(in_grads) is not list:
                     in_grads = (in_grads,)
                 if len(in_grads) != len(in_ids):
@@ -468,6 +473,19 @@ def _ones_like(t):
             one = _ONES[v.dtype] = v.dtype.type(1)
         return _t._wrap(one)
     return _t._wrap(_backend.namespace_of(v).ones(v.shape, dtype=v.dtype))
+
+
+def _rule_error(op, e):
+    """The error a gradient rule raised; if it tripped over an unsaved value (None), saying so."""
+    unsaved = [f"input {i}" for i, v in enumerate(op.inputs) if v is None]
+    unsaved += ["the output"] if op.outputs[0] is None else []
+    if "NoneType" not in str(e) or not unsaved:
+        return e
+    try:
+        return type(e)(f"gradient rule for {op.type}: {e}. The rule got None for {', '.join(unsaved)}: a value "
+                       "the rule reads must be saved when the op runs (defop's save= and save_output=)")
+    except Exception:  # an exception type that wants other arguments: raise it as it was
+        return e
 
 
 def _floating_dtype(dt, seen: set) -> bool:

@@ -4,7 +4,7 @@ A tensor is an array plus a unique integer id.  Tapes record ids, never the
 tensors themselves, so a tape keeps alive only the values a gradient rule
 asked to save.
 
-``x * y`` reads, from top to bottom of this module: ``Tensor.__mul__`` calls
+Following ``x * y`` in this module: ``Tensor.__mul__`` calls
 :func:`binary` (convert the other operand, check dtypes), which calls
 :func:`execute` (run the primitive's forward on the arrays, wrap the result),
 which hands the op to :func:`autodiff_viz._record.record` when a tape or an
@@ -524,11 +524,18 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
     rule); ``rule`` replaces the primitive's gradient rule for this one record
     (``custom_gradient``).
     """
-    first = inputs[0]._value
+    try:
+        first = inputs[0]._value
+        n = len(inputs)
+        second = inputs[1]._value if n == 2 else None
+        if n > 2:
+            for t in inputs:
+                t._value  # noqa: B018  (each must be a tensor: checked here, where the error is clear)
+    except (AttributeError, IndexError, TypeError):
+        raise TypeError(f"{prim.type}: execute takes a tuple of tensors (ad.extend.as_tensor converts numbers and "
+                        f"arrays), got {type(inputs).__name__} {inputs!r:.80}") from None
     xp = _NAMESPACES.get(type(first)) or _namespace_of(first)
-    n = len(inputs)
     if n == 2:
-        second = inputs[1]._value
         if type(second) is not type(first) and _NAMESPACES.get(type(second)) is not xp:
             _check_one_backend(prim, inputs, xp)
     elif n > 2:

@@ -11,7 +11,11 @@ _rng = _np.random.default_rng()
 
 
 def set_seed(seed: int) -> None:
-    """Make every later random op repeatable."""
+    """Make every later random op repeatable.
+
+    Process-wide, as TensorFlow's global seed is: it sets the one generator
+    that random ops without a ``seed=`` of their own draw from, in every thread.
+    """
     global _rng
     _rng = _np.random.default_rng(seed)
 

@@ -342,3 +342,26 @@ def test_bad_input_through_operators(what, call, error, op):
 def test_the_table_is_large():
     assert len(CASES) >= 100
     assert len({c[0] for c in CASES}) == len(CASES)
+
+
+def test_extension_ops_get_clear_errors_for_numbers_and_unsaved_inputs():
+    from autodiff_viz.extend import defop, execute
+    cube = defop("BadInputCube", lambda xp, x: x ** 3, lambda op, g: (g * 3.0 * op.inputs[0] ** 2,))  # no save=
+    for bad in [(2.0,), 2.0, (ad.constant(1.0), 2.0), (ad.constant(1.0), ad.constant(1.0), 3)]:
+        with pytest.raises(TypeError, match=r"BadInputCube: execute takes a tuple of tensors"):
+            execute(cube, bad)
+    x = ad.constant(2.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = execute(cube, (x,))
+    assert float(y) == 8.0
+    with pytest.raises(TypeError, match=r"gradient rule for BadInputCube: .*None for input 0, the output: .*save="):
+        tape.gradient(y, x)
+    # A rule's own error that is not about an unsaved value is raised as it was.
+    with ad.extend.gradient_override("BadInputCube", lambda op, g: g + "text"):
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = execute(cube, (x,))
+        with pytest.raises(TypeError) as caught:
+            tape.gradient(y, x)
+    assert "save=" not in str(caught.value)
