@@ -29,13 +29,13 @@ from ._registry import NotDifferentiable, RegisterGradient, no_gradient
 from ._shape import TensorShape
 from ._tape import GradientTape, UnconnectedGradients, name_scope
 from ._tensor import EagerTensor, ResourceVariable, Tensor, Variable, constant, convert_to_tensor
-from . import config, errors, image, linalg, math, nn, random, test  # noqa: E402
-from .config import device  # noqa: E402
-from ._module import Module  # noqa: E402
-from . import autodiff, data, extend, keras  # noqa: E402
-from .events import Trace  # noqa: E402
-from ._recording import trace  # noqa: E402
-from ._missing import missing_api as _missing_api  # noqa: E402
+from . import config, errors, image, linalg, math, nn, random, test
+from .config import device
+from ._module import Module
+from . import autodiff, data, extend, keras
+from .events import Trace
+from ._recording import trace
+from ._missing import missing_api as _missing_api
 
 newaxis = None  # x[:, tf.newaxis], as NumPy's
 _not_here = _missing_api(__name__)

@@ -80,7 +80,8 @@ def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None,
     derivative, ``("a · b", "b", "a")``; trace events carry these strings.
     """
     if type in PRIMITIVES:
-        raise ValueError(f"primitive {type!r} is already defined")
+        raise ValueError(f"defop: an op type named {type!r} is already defined (running a cell twice?): take it "
+                         f"with ad.extend.lookup({type!r}), or give the new op another name")
     p = Primitive(type, forward, grad, jvp, save, save_output, show[0], tuple(show[1:]))
     PRIMITIVES[type] = p
     return p

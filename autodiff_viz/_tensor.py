@@ -25,14 +25,13 @@ import numpy as _np
 
 from . import _backend, _dtypes
 from ._context import ACTIVE, current_scope
+from ._record import note_leave, note_state, record
+from ._registry import PRIMITIVES
 from ._shape import TensorShape
+from .errors import DTypeMismatchError, InvalidArgumentError
 
 _tuple_new = tuple.__new__
 _BY_CLASS = _dtypes._by_class  # NumPy's dtype class -> our DType: the hot path's dtype lookup
-from .errors import DTypeMismatchError, InvalidArgumentError
-from ._record import note_leave, note_state, record
-from ._registry import PRIMITIVES
-
 _next_id = itertools.count(1).__next__
 
 

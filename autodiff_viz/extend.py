@@ -40,7 +40,8 @@ the same for an op of your own:
   (``op.outputs[0]``), or a tuple of input positions: keep it only when one
   of those inputs can get a gradient.
 - ``jvp(op, tangents)`` is the forward-mode rule: one tangent per input in,
-  the output's tangent out.
+  the output's tangent out.  It runs while the op runs, so ``op.inputs`` and
+  ``op.outputs`` hold every value, whatever ``save`` says.
 - ``show`` is the formula in the inputs ``a, b, c...`` and each input's
   partial derivative, for pictures: ``("a · b", "b", "a")``.
 

@@ -347,6 +347,9 @@ def test_the_table_is_large():
 def test_extension_ops_get_clear_errors_for_numbers_and_unsaved_inputs():
     from autodiff_viz.extend import defop, execute
     cube = defop("BadInputCube", lambda xp, x: x ** 3, lambda op, g: (g * 3.0 * op.inputs[0] ** 2,))  # no save=
+    with pytest.raises(ValueError, match=r"'BadInputCube' is already defined .*ad.extend.lookup\('BadInputCube'\)"):
+        defop("BadInputCube", lambda xp, x: x, lambda op, g: (g,))  # a notebook cell run twice
+    assert ad.extend.lookup("BadInputCube") is cube
     for bad in [(2.0,), 2.0, (ad.constant(1.0), 2.0), (ad.constant(1.0), ad.constant(1.0), 3)]:
         with pytest.raises(TypeError, match=r"BadInputCube: execute takes a tuple of tensors"):
             execute(cube, bad)
