@@ -28,7 +28,7 @@ from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import LISTENING, direct, emit, name_scope  # noqa: F401  (name_scope is public here too)
 from ._dtypes import _by_class, of_dtype
-from ._record import IN_IDS, IN_SHAPES, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
+from ._record import IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
 from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
@@ -269,21 +269,20 @@ class GradientTape:
         new_op = object.__new__
         for k in range(n - 1, -1, -1):
             rec = records[k]
-            out_id = rec[OUT_ID]
-            g = grads.get(out_id)
+            g = grads.get(rec[OUT_ID])
             if g is None:  # not on a path from a source to a target (or a spent record)
                 if free and (rec[INPUTS] is not None or rec[OUTPUT] is not None or rec[RULE] is not None):
                     records[k] = released(rec)
                 continue
-            in_ids = rec[IN_IDS]
-            rule = rec[RULE] or rec[PRIM].grad
+            prim, in_ids, out_id, saved, output, _, in_shapes, _, _, _, _, rule, _ = rec
+            rule = rule or prim.grad
             if rule is missing:
-                raise LookupError(f"gradient registry has no entry for: {rec[PRIM].type}")
+                raise LookupError(f"gradient registry has no entry for: {prim.type}")
             # The op view the rule reads, made here without a call (what Op(rec) does).
             op = new_op(Op)
             op._r = rec
-            op.inputs = rec[INPUTS] or (None,) * len(in_ids)
-            op.outputs = (rec[OUTPUT],)
+            op.inputs = saved or (None,) * len(in_ids)
+            op.outputs = (output,)
             if rule is not_differentiable:
                 in_grads = (None,) * len(in_ids)
             else:
@@ -296,7 +295,6 @@ class GradientTape:
                 if len(in_grads) != len(in_ids):
                     raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients "
                                      f"for {len(in_ids)} inputs")
-            in_shapes = rec[IN_SHAPES]
             if emitting:
                 step += 1
                 sent = [None] * len(in_ids)
