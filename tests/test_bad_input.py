@@ -345,6 +345,14 @@ def test_the_table_is_large():
 
 
 def test_extension_ops_get_clear_errors_for_numbers_and_unsaved_inputs():
+    from autodiff_viz.extend import PRIMITIVES
+    try:
+        _extension_op_errors()
+    finally:
+        PRIMITIVES.pop("BadInputCube", None)  # the table-wide tests must not see it
+
+
+def _extension_op_errors():
     from autodiff_viz.extend import defop, execute
     cube = defop("BadInputCube", lambda xp, x: x ** 3, lambda op, g: (g * 3.0 * op.inputs[0] ** 2,))  # no save=
     with pytest.raises(ValueError, match=r"'BadInputCube' is already defined .*ad.extend.lookup\('BadInputCube'\)"):
