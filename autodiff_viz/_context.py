@@ -29,6 +29,7 @@ class _State(threading.local):
 
     def __init__(self):
         self.tapes: list = []          # recording GradientTapes, outermost first
+        self.set_aside: list = []      # tape stacks that hidden_from_tapes/outer_only put aside, innermost last
         self.accumulators: list = []   # ForwardAccumulators, outermost first
         self.scopes: list = []         # name_scope names, outermost first
         self.listeners: list = []      # callables (kind, payload), added by ad.trace()
@@ -56,10 +57,17 @@ def push_tape(tape) -> int | None:
 
 
 def pop_tape(tape) -> None:
-    tapes = state.tapes
-    if tape in tapes:
-        tapes.remove(tape)
-    _count(ACTIVE, -1)
+    """Take ``tape`` off this thread's stack, or off a stack put aside while it runs.
+
+    (A tape entered outside a ``custom_gradient`` function can be left inside it.)
+    """
+    found = False
+    for stack in [state.tapes, *state.set_aside]:  # (outer_only's stack and the one it put aside share tapes)
+        if tape in stack:
+            stack.remove(tape)
+            found = True
+    if found:
+        _count(ACTIVE, -1)
 
 
 def forget_tape(stack, entry) -> None:
@@ -104,10 +112,12 @@ def hidden_from_tapes(collector):
     """
     saved_tapes, saved_accs = state.tapes, state.accumulators
     state.tapes, state.accumulators = [collector], []
+    state.set_aside.append(saved_tapes)
     _count(ACTIVE, 1)
     try:
         yield
     finally:
+        state.set_aside.pop()
         state.tapes, state.accumulators = saved_tapes, saved_accs
         _count(ACTIVE, -1)
 
@@ -124,9 +134,11 @@ def outer_only(tapes, accumulators):
     keep = {id(t) for t in tapes}
     state.tapes = [t for t in saved_tapes if id(t) in keep]
     state.accumulators = list(accumulators)
+    state.set_aside.append(saved_tapes)
     try:
         yield
     finally:
+        state.set_aside.pop()
         state.tapes, state.accumulators = saved_tapes, saved_accs
 
 

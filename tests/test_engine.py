@@ -719,3 +719,26 @@ def test_one_value_broadcast_is_numpys_read_only_view():
             loss = ad.reduce_mean(ad.square(x))
         g = tape.gradient(loss, x).numpy()
     np.testing.assert_array_equal(g, np.float32(2.0) * x.numpy() * (np.float32(1.0) / np.float32(6.0)))
+
+
+def test_a_tape_left_inside_a_custom_gradient_function_leaves_the_stack():
+    from autodiff_viz import _context
+    x = ad.constant(2.0)
+    outer = ad.GradientTape()
+    outer.__enter__()
+    outer.watch(x)
+    active = _context.ACTIVE[0]
+
+    @ad.custom_gradient
+    def f(v):
+        outer.__exit__(None, None, None)  # entered outside the function, left inside it
+        return v * v, lambda up: up * 2.0 * v
+
+    f(x)
+    assert outer not in _context.state.tapes and _context.ACTIVE[0] == active - 1
+    # Later tapes work as usual, and the tape that left notes nothing more.
+    notes = len(outer._notes)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = x * 3.0
+    assert float(tape.gradient(y, x)) == 3.0 and len(outer._notes) == notes
