@@ -309,7 +309,15 @@ def _needs_gradient(t, tapes) -> bool:
 
 
 def record(prim, inputs, attrs, out, rule=None) -> None:
-    """Put an op on every tape of this thread that watches one of its inputs; push tangents."""
+    """Put an op on every tape of this thread that watches one of its inputs; push tangents.
+
+    What it asks of each entry of the tape stack: ``_recording``, ``_spent``,
+    ``_auto`` (watch trainable variables on read), ``_live`` (the ids it
+    watches), ``_records`` (a list, if it records), ``_watch_variable(var,
+    auto)`` and ``_note(kind, **info)``.  A ``GradientTape`` answers them; so do
+    the stand-ins ``_tape._ImplicitEntry`` (a tape started by ``watch()``) and
+    ``_custom._VariableReads`` (while a ``custom_gradient`` function runs).
+    """
     rec = None
     tapes = state.tapes
     for tape in tapes:
