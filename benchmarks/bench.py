@@ -31,8 +31,9 @@ Method
   those held before it.  PyTorch, JAX and TensorFlow allocate outside Python's
   tracing, so for every library the table also shows the growth of the process'
   peak resident set (``VmHWM`` in ``/proc/self/status``, Linux) over its value
-  just before the step (one cold step per process; a coarser number, allocator
-  caching included).
+  just before the step (one cold step per process, with every workload's input
+  data still held, so no library's step reuses pages freed just before it; a
+  coarser number, allocator caching included).
 
     python benchmarks/bench.py                      # everything, 5 rounds
     python benchmarks/bench.py --rounds 7 --only W1,W3
@@ -507,7 +508,12 @@ def peak_rss():
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 
 lib = sys.argv[2]
-fn = bench.BUILDERS[lib]("W5", bench._data())
+# The data stays alive while the step runs.  Freed just before it (the W3 arrays alone are
+# 8 MiB), its pages were partly reused by the step, by an amount that depended on what each
+# library's builder kept: peak-RSS growth differed by about 4 MiB between libraries whose
+# traced peaks were equal.
+data = bench._data()
+fn = bench.BUILDERS[lib]("W5", data)
 tracemalloc.start()
 before_rss = peak_rss()
 held = tracemalloc.get_traced_memory()[0]
