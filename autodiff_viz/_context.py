@@ -33,7 +33,7 @@ class _State(threading.local):
         self.accumulators: list = []   # ForwardAccumulators, outermost first
         self.scopes: list = []         # name_scope names, outermost first
         self.listeners: list = []      # callables (kind, payload), added by ad.trace()
-        self.direct = None             # the one listener, when it alone listens and takes records (see direct)
+        self.direct = None             # the one listener, when it alone listens and takes records (_choose_direct)
         self.open_traces: list = []    # ad.trace() blocks running, innermost last
         self.closed_traces: list = []  # weak references to the last traces closed, newest last
 
@@ -176,7 +176,7 @@ def name_scope(name: str):
 # Payloads are engine objects; ``autodiff_viz._recording`` turns them into events.
 # Each listener gets a payload dict of its own (it may keep or change it).  For
 # ``op`` and ``backward_step``, a listener alone in its thread that takes records
-# (a trace does) is called with the record instead (see :func:`direct`).
+# (a trace does) is called with the record instead (``state.direct``, see :func:`_choose_direct`).
 # - ``tape_begin``: tape, parent (the id of the tape it is nested in, or None), persistent,
 #   watch_accessed_variables;  ``tape_end`` / ``tape_reset``: tape
 # - ``watch``: tape, tensor, auto (True when a variable was watched on read)
@@ -198,19 +198,14 @@ def emit(kind: str, /, **payload) -> None:
         listener(kind, dict(payload))
 
 
-def direct():
-    """This thread's listener when it alone listens and takes records directly, else None.
+def _choose_direct() -> None:
+    """Keep ``state.direct``: this thread's listener when it alone listens and takes records, else None.
 
     A trace does (it has ``takes_records``, ``record_op`` and ``backward_step``):
     for the two announcements of every op the engine then calls
-    ``direct().record_op(...)`` and ``.backward_step(...)`` with the record as
-    it is, skipping the payload dict and the op view that other listeners get.
-    Kept up to date by :func:`listen` and :func:`unlisten`.
+    ``state.direct.record_op(...)`` and ``.backward_step(...)`` with the record
+    as it is, skipping the payload dict and the op view that other listeners get.
     """
-    return state.direct
-
-
-def _choose_direct() -> None:
     listeners = state.listeners
     alone = listeners[0] if len(listeners) == 1 else None
     state.direct = alone if getattr(alone, "takes_records", False) else None

@@ -238,7 +238,7 @@ def _value_facts(v) -> tuple:
     """``(shape, dtype)`` of a value that is not a NumPy array (a NumPy number's are kept)."""
     facts = (v.shape, v.dtype)
     if isinstance(v, _TYPED):
-        _keep_facts(type(v), facts)
+        remember(_FACTS, type(v), facts)
     return facts
 
 
@@ -249,14 +249,8 @@ def _input_facts(values: tuple) -> tuple:
     for v in values:
         if not isinstance(v, _TYPED):
             return facts
-    _keep_facts(tuple([type(v) for v in values]), facts)
+    remember(_FACTS, tuple([type(v) for v in values]), facts)
     return facts
-
-
-def _keep_facts(key, facts) -> None:
-    if len(_FACTS) >= 4096:
-        _FACTS.clear()
-    _FACTS[key] = facts
 
 
 _SHARED: dict = {}
@@ -270,11 +264,19 @@ def _shared(facts: tuple) -> tuple:
     (it holds only immutable tuples) and bounded: emptied when large.
     """
     kept = _SHARED.get(facts)
-    if kept is None:
-        if len(_SHARED) >= 4096:
-            _SHARED.clear()
-        kept = _SHARED[facts] = facts
-    return kept
+    return kept if kept is not None else remember(_SHARED, facts, facts)
+
+
+def remember(cache: dict, key, value, limit: int = 4096):
+    """``cache[key] = value``, emptying the cache first when it holds ``limit`` entries; returns ``value``.
+
+    The engine's caches of immutable values (shared tuples, scalar facts,
+    converted numbers) are shared by all threads and bounded this way.
+    """
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def released(rec) -> tuple:

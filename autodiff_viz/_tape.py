@@ -26,7 +26,7 @@ import numpy as _np
 
 from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
-from ._context import LISTENING, direct, emit, name_scope  # noqa: F401  (name_scope is public here too)
+from ._context import LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import _by_class, of_dtype
 from ._record import IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
 from ._tensor import ResourceVariable, Tensor
@@ -326,7 +326,7 @@ class GradientTape:
                         prev = grads.get(tid)
                         grads[tid] = totals[i] = gi if prev is None else add(prev, gi)
                         counts[tid] = tally[i] = counts.get(tid, 0) + 1
-                listener = direct()
+                listener = state.direct
                 if listener is not None:
                     listener.backward_step(self, rec, step, g, sent, totals, tally)
                 else:

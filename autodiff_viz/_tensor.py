@@ -25,7 +25,7 @@ import numpy as _np
 
 from . import _backend, _dtypes
 from ._context import ACTIVE, current_scope
-from ._record import note_leave, note_state, record
+from ._record import note_leave, note_state, record, remember
 from ._registry import PRIMITIVES
 from ._shape import TensorShape
 from .errors import DTypeMismatchError, InvalidArgumentError
@@ -523,22 +523,19 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
     rule); ``rule`` replaces the primitive's gradient rule for this one record
     (``custom_gradient``).
     """
-    try:
+    try:  # (reading the inputs' values is the check that they are tensors: a clear error, no extra work)
         first = inputs[0]._value
+        xp = _NAMESPACES.get(type(first)) or _namespace_of(first)
         n = len(inputs)
-        second = inputs[1]._value if n == 2 else None
-        if n > 2:
-            for t in inputs:
-                t._value  # noqa: B018  (each must be a tensor: checked here, where the error is clear)
+        if n == 2:
+            second = inputs[1]._value
+            if type(second) is not type(first) and _NAMESPACES.get(type(second)) is not xp:
+                _check_one_backend(prim, inputs, xp)
+        elif n > 2:
+            _check_one_backend(prim, inputs, xp)
     except (AttributeError, IndexError, TypeError):
         raise TypeError(f"{prim.type}: execute takes a tuple of tensors (ad.extend.as_tensor converts numbers and "
                         f"arrays), got {type(inputs).__name__} {inputs!r:.80}") from None
-    xp = _NAMESPACES.get(type(first)) or _namespace_of(first)
-    if n == 2:
-        if type(second) is not type(first) and _NAMESPACES.get(type(second)) is not xp:
-            _check_one_backend(prim, inputs, xp)
-    elif n > 2:
-        _check_one_backend(prim, inputs, xp)
     try:
         # One and two inputs (nearly every op) call the forward without building an argument list.
         if n == 1:
@@ -615,9 +612,7 @@ def _scalar_array(x, dt):
     """
     arr = dt.as_numpy_dtype(x)
     if x and x == x and dt.is_floating:
-        if len(_SCALARS) >= 1024:
-            _SCALARS.clear()
-        _SCALARS[(x, arr.dtype)] = arr
+        remember(_SCALARS, (x, arr.dtype), arr, 1024)
     return arr
 
 

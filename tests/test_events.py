@@ -149,13 +149,13 @@ def test_a_trace_takes_records_directly_only_while_it_listens_alone():
 
     seen = []
     with ad.trace() as tr:
-        assert _context.direct() is tr._recorder
+        assert _context.state.direct is tr._recorder
         with ad.extend.announcements(lambda kind, p: seen.append(kind)):
-            assert _context.direct() is None  # two listeners: both get payloads
+            assert _context.state.direct is None  # two listeners: both get payloads
             step()
-        assert _context.direct() is tr._recorder
+        assert _context.state.direct is tr._recorder
         step()
-    assert _context.direct() is None
+    assert _context.state.direct is None
     assert "op" in seen and "backward_step" in seen
     assert [e.kind for e in tr.events].count("op") == 2 and [e.kind for e in tr.events].count("backward_step") == 2
 
