@@ -54,13 +54,14 @@ import numpy as np
 from . import GradientTape, ResourceVariable, Tensor, constant, extend, trace
 from . import events as _events
 from .test import compute_gradient
-from .viz import _style
+from .viz.draw import look as _look
+from .viz.text import numbers as _numbers
 
 __all__ = ["check_rule", "check_prediction", "CheckResult", "Divergence", "registered", "projector_style",
            "PALETTE"]
 
 # Okabe-Ito colours (from the one style module): told apart with the common forms of colour blindness.
-PALETTE = [*_style.CURVE_COLOURS, _style.PALETTE["black"]]
+PALETTE = [*_look.CURVE_COLOURS, _look.PALETTE["black"]]
 RULE_MARK = "where the rule's numbers first differ from the right ones"
 PREDICTION_MARK = "where your prediction differs from the tape's gradient"
 
@@ -157,7 +158,8 @@ class CheckResult:
         """
         if self.trace is None:
             return None
-        from .viz import _dot, _graph  # noqa: PLC0415  (drawing code is loaded only when a picture is asked for)
+        from .viz.draw import dot as _dot
+        from .viz import _graph  # noqa: PLC0415  (drawing code is loaded only when a picture is asked for)
 
         mark = None if self.mark is None else {self.mark: self.note}
         names = kwargs.pop("names", None) or self.names or None
@@ -180,7 +182,7 @@ class CheckResult:
     def _repr_html_(self) -> str:
         import html  # noqa: PLC0415
 
-        colour = _style.colour("variable") if self.passed else _style.colour("backward")
+        colour = _look.colour("variable") if self.passed else _look.colour("backward")
         head = "Right" if self.passed else "Not yet"
         parts = [f'<div style="font-size:16px"><b style="color:{colour}">{head}.</b> '
                  f'{html.escape(self.message)}</div>']
@@ -796,11 +798,11 @@ def _max_err(theoretical, numerical, skip=None) -> float:
 
 
 def _fmt(a) -> str:
-    """Numbers as every view writes them (``_style.fmt_number``): ``12.0``, ``[0.5, -1.0]``."""
+    """Numbers as every view writes them (``_numbers.fmt_number``): ``12.0``, ``[0.5, -1.0]``."""
     a = np.asarray(a, dtype=np.float64)
     if a.size == 1:
-        return _style.fmt_number(float(a.reshape(-1)[0]))
-    flat = [_style.fmt_number(float(v)) for v in a.reshape(-1)[:8]]
+        return _numbers.fmt_number(float(a.reshape(-1)[0]))
+    flat = [_numbers.fmt_number(float(v)) for v in a.reshape(-1)[:8]]
     text = "[" + ", ".join(flat) + (", …" if a.size > 8 else "") + "]"
     return text + (f" (shape {a.shape})" if a.ndim > 1 else "")
 
@@ -938,7 +940,8 @@ def _moved_constant(events1, events2):
 
 
 def _mark_constant(explanation, tensor_id, name):
-    from .viz import _dot, _graph  # noqa: PLC0415
+    from .viz.draw import dot as _dot
+    from .viz import _graph  # noqa: PLC0415
 
     model = explanation.graph.model
     n = model.node_for(tensor_id)

@@ -242,7 +242,7 @@ def _record_main(argv) -> int:
 
 def _script_names(namespace) -> dict:
     """``{tensor id: name}`` for the tensors the script's module variables hold (as ``graph()`` finds them)."""
-    from .viz._source import names_in
+    from .viz.model.source import names_in
 
     try:
         found = names_in([namespace])
@@ -253,7 +253,7 @@ def _script_names(namespace) -> dict:
 
 def _read_names(path) -> dict:
     """The child's names, checked: ``{int id: str}``, at most MAX_NAMES, each cut to a label's length."""
-    from .viz import _labels
+    from .viz.text import labels as _labels
 
     try:
         with open(path, "rb") as f:

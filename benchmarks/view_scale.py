@@ -13,7 +13,7 @@ Workloads
   fan N     one ``ad.Variable`` feeding every op of a chain of N ops (``y = y * v``),
             the worst case for Graphviz.  Measures
               graph    ``ad.viz.graph(tape).svg()``: a picture, or the message it gives;
-              layout   the animation layout alone (``viz._layout.layout``) of the same
+              layout   the animation layout alone (``viz.draw.layout.layout``) of the same
                        graph, so that large sizes do not wait for a storyboard;
               animate  ``ad.viz.animate(tr)`` as a whole (only the sizes in ``--fan-animate``).
 
@@ -113,7 +113,7 @@ def measure(kind, n, trace_memory):
             svg = ad.viz.graph(tape).svg()
             row["result"] = f"SVG {len(svg) / 1e3:,.0f} kB"
         elif kind == "layout":
-            from autodiff_viz.viz import _layout
+            from autodiff_viz.viz.draw import layout as _layout
 
             model = ad.viz.graph(tape).model
             story = {"nodes": [{"id": str(nd.id)} for nd in model.nodes],

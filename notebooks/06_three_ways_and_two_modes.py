@@ -76,7 +76,7 @@ fig = ad.viz.plot_fd_error(f, x=1.0)
 # $h \approx \sqrt[3]{\varepsilon} \approx 6 \cdot 10^{-6}$ for the central difference.
 
 # %%
-from autodiff_viz.viz._plots import fd_errors   # the numbers behind the plot
+from autodiff_viz.viz.run.plots import fd_errors   # the numbers behind the plot
 
 hs, fwd, cen, exact = fd_errors(f, 1.0)
 best_fwd, best_cen = hs[np.argmin(fwd)], hs[np.argmin(cen)]

@@ -7,8 +7,8 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import events as ev
-from autodiff_viz.viz._layout import layout
-from autodiff_viz.viz._style import fmt_number
+from autodiff_viz.viz.draw.layout import layout
+from autodiff_viz.viz.text.numbers import fmt_number
 
 pytest.importorskip("matplotlib")
 
@@ -170,7 +170,7 @@ def test_layered_fallback_top_to_bottom(monkeypatch):
 
 
 def test_mlp_frames_keep_layout_and_readable_text(tmp_path):
-    from autodiff_viz.viz._frames import K_MIN, FrameRenderer
+    from autodiff_viz.viz.draw.frames import K_MIN, FrameRenderer
 
     for rankdir in ("auto", "LR"):
         anim = ad.viz.animate(mlp_trace(), rankdir=rankdir)
@@ -272,7 +272,7 @@ def test_mp4(tmp_path):
 
 
 def test_mp4_without_ffmpeg_says_how(tmp_path, monkeypatch):
-    from autodiff_viz.viz import _frames
+    from autodiff_viz.viz.draw import frames as _frames
 
     monkeypatch.setattr(_frames, "_ffmpeg_path", lambda: None)
     tr, _, _ = traced(lambda x: x * x, 3.0)

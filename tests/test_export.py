@@ -10,7 +10,7 @@ from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
 from autodiff_viz.nbconvert import WIDGET_MIME, StaticWidgets
-from autodiff_viz.viz._widget import esm_source
+from autodiff_viz.viz.draw.widget import esm_source
 from browser_util import launch, require_chromium
 
 CELL = """

@@ -1,18 +1,19 @@
-"""GIF/MP4 frames (viz/_frames.py): cropped to their content, text inside the frame, a colour key,
+"""GIF/MP4 frames (viz/draw/frames.py): cropped to their content, text inside the frame, a colour key,
 readable large graphs, and fast frames that show the same pixels as the figure."""
 import numpy as np
 import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import tour
-from autodiff_viz.viz import _style
+from autodiff_viz.viz.draw import look as _look
+from autodiff_viz.viz.text import numbers as _numbers
 
 pytest.importorskip("matplotlib")
 from matplotlib.colors import to_rgb  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from autodiff_viz.viz._frames import FrameRenderer  # noqa: E402
+from autodiff_viz.viz.draw.frames import FrameRenderer  # noqa: E402
 
 LONG_NAME = "the_activation_of_the_second_hidden_layer_before_dropout"
 
@@ -113,8 +114,8 @@ def test_colour_key_lists_what_the_animation_shows(chain36, sum_rule):
         shown = {t.get_text() for t in r.fig.findobj(Text) if t.get_visible()}
         assert set(labels) <= shown
         borders = {label: look[1] for look, label in r.key}
-        assert borders["target"] == _style.colour("target") and borders["just received a gradient"] == \
-            _style.colour("watched")
+        assert borders["target"] == _look.colour("target") and borders["just received a gradient"] == \
+            _look.colour("watched")
         # every key swatch's border colour is in the picture's key row, exactly
         img = r.render(0)
         key_row = img[-round(0.6 * r.dpi):]

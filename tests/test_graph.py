@@ -10,7 +10,7 @@ import pytest
 import autodiff_viz as ad
 from autodiff_viz import events as ev
 from autodiff_viz import viz
-from autodiff_viz.viz import _model
+from autodiff_viz.viz.model import graph as _model
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 SVG = "{http://www.w3.org/2000/svg}"

@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz.viz import _labels as L
+from autodiff_viz.viz.text import labels as L
 
 from browser_util import launch, require_chromium
 
@@ -204,7 +204,7 @@ def test_rankdir_is_checked():
 
 
 def test_deep_scopes_fold_into_one_cluster():
-    from autodiff_viz.viz._dot import MAX_SCOPE_DEPTH
+    from autodiff_viz.viz.draw.dot import MAX_SCOPE_DEPTH
 
     x = ad.Variable(1.0, name="x")
     with ad.GradientTape() as tape:
@@ -273,7 +273,7 @@ def test_animation_html_escapes_title_and_names(h):
 
 
 def test_widget_html_checks_fallback_image():
-    from autodiff_viz.viz._html import widget_html
+    from autodiff_viz.viz.draw.html import widget_html
 
     data = _hostile_animation("x").data
     with pytest.raises(ValueError, match="base64"):
@@ -292,7 +292,7 @@ def test_animation_frame_shows_text_as_typed(h, tmp_path):
     from matplotlib.text import Text
     from PIL import Image
 
-    from autodiff_viz.viz._frames import FrameRenderer
+    from autodiff_viz.viz.draw.frames import FrameRenderer
 
     anim = _hostile_animation(h)
     r = FrameRenderer(anim.data)

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz.viz import _details, _model, _still, _story
-from autodiff_viz.viz._graphviz import GraphvizNotFound
+from autodiff_viz.viz.draw import still as _still
+from autodiff_viz.viz.model import details as _details, graph as _model, story as _story
+from autodiff_viz.viz.draw.graphviz import GraphvizNotFound
 from browser_util import launch, require_chromium
 
 

@@ -1,4 +1,4 @@
-"""Graphviz with a budget: the one runner (viz._graphviz), the animation layout and its fallback (viz._layout)."""
+"""Graphviz with a budget: the one runner (viz.draw.graphviz), the animation layout and its fallback (viz.draw.layout)."""
 import shutil
 import subprocess
 import sys
@@ -8,8 +8,9 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import viz
-from autodiff_viz.viz import _graph, _graphviz, _layout
-from autodiff_viz.viz._graphviz import GraphvizNotFound, LayoutBudgetExceeded
+from autodiff_viz.viz import _graph
+from autodiff_viz.viz.draw import graphviz as _graphviz, layout as _layout
+from autodiff_viz.viz.draw.graphviz import GraphvizNotFound, LayoutBudgetExceeded
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="the memory limit is POSIX's RLIMIT_AS")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz.viz._plots import derivatives, fd_errors
+from autodiff_viz.viz.run.plots import derivatives, fd_errors
 
 pytest.importorskip("matplotlib")
 

@@ -12,7 +12,8 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import cli, tour
-from autodiff_viz.viz import _style
+from autodiff_viz.viz.draw import look as _look
+from autodiff_viz.viz.text import numbers as _numbers
 
 from browser_util import launch, require_chromium
 
@@ -160,7 +161,7 @@ def test_detail_full_keeps_everything():
         tape.gradient(s, w)
     v = w.numpy()
     text = _labels(ad.viz.graph(tr2, detail="full").source)["n0"]
-    assert f"max {_style.fmt_number(float(v.max()), 3)}" in text and f"min {_style.fmt_number(float(v.min()), 3)}" in text
+    assert f"max {_numbers.fmt_number(float(v.max()), 3)}" in text and f"min {_numbers.fmt_number(float(v.min()), 3)}" in text
     with pytest.raises(ValueError, match="detail"):
         ad.viz.graph(tr, detail="everything")
 
@@ -286,8 +287,8 @@ def test_short_graphs_stay_left_to_right_and_rankdir_can_be_forced():
 def test_font_is_named_once_and_installed_with_graphviz():
     tr, x, y = _square()
     src = ad.viz.graph(tr).source
-    assert src.count(f'fontname="{_style.FONT_FAMILY}"') == 3 and "Helvetica" not in src
-    assert _style.FONT_FAMILY.startswith(_style.FONT) and f"--adv-font: {_style.FONT_FAMILY}" in _style.css_variables()
+    assert src.count(f'fontname="{_look.FONT_FAMILY}"') == 3 and "Helvetica" not in src
+    assert _look.FONT_FAMILY.startswith(_look.FONT) and f"--adv-font: {_look.FONT_FAMILY}" in _look.css_variables()
 
 
 # ---------------------------------------------------------------------------
@@ -335,7 +336,7 @@ def test_legend_text_never_overlaps_its_neighbour_in_chromium(tmp_path):
         browser.close()
     assert len(results) == len(graphs)
     for k, r in enumerate(results):
-        assert r["family"].startswith(_style.FONT) or _style.FONT in r["family"]
+        assert r["family"].startswith(_look.FONT) or _look.FONT in r["family"]
         texts = [(t[0], t[1:]) for t in r["texts"]]
         assert len(texts) >= 3, k
         for i, (s, a) in enumerate(texts):

@@ -12,7 +12,7 @@ import autodiff_viz as ad
 from autodiff_viz import events as ev
 from autodiff_viz import tour
 from autodiff_viz._registry import NOT_DIFFERENTIABLE, PRIMITIVES
-from autodiff_viz.viz import _model, _story
+from autodiff_viz.viz.model import graph as _model, story as _story
 
 pytest.importorskip("matplotlib")
 

@@ -25,7 +25,12 @@ import os
 
 import numpy as np
 
-from . import _details, _layout, _linked, _model, _source, _story
+from .model import details as _details
+from .draw import layout as _layout
+from .run import linked as _linked
+from .model import graph as _model
+from .model import source as _source
+from .model import story as _story
 
 
 class Animation:
@@ -74,13 +79,13 @@ class Animation:
     # -- views ----------------------------------------------------------------
     def widget(self):
         """The Jupyter widget (anywidget): stepping runs in the browser, no kernel needed."""
-        from ._widget import make_widget
+        from .draw.widget import make_widget
 
         return make_widget("animate", self.data)
 
     def to_html(self, standalone: bool = True) -> str:
         """Self-contained HTML (inline script and styles, no network), playable with no kernel."""
-        from ._html import widget_html
+        from .draw.html import widget_html
 
         return widget_html("animate", self.data, title=self.data["title"], standalone=standalone,
                            alt=self._alt_text())
@@ -92,13 +97,13 @@ class Animation:
                 f"{n_back} backward steps. " + " ".join(steps[-1]["lines"]))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from ._widget import mimebundle
+        from .draw.widget import mimebundle
 
         return mimebundle("animate", self.data, self.to_html(standalone=False), repr(self))
 
     def frame(self, i: int, path=None, dpi=100):
         """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given)."""
-        from ._frames import FrameRenderer
+        from .draw.frames import FrameRenderer
 
         r = FrameRenderer(self.data, dpi=dpi)
         r.draw(i)
@@ -115,7 +120,7 @@ class Animation:
                 fh.write(self.to_html())
             return path
         if ext in (".gif", ".mp4"):
-            from ._frames import save_movie
+            from .draw.frames import save_movie
 
             return save_movie(self.data, path, fps=fps, dpi=dpi)
         if ext == ".json":

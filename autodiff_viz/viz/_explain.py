@@ -20,8 +20,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import events as ev
-from . import _dot, _graph, _model as M, _source
-from ._style import fmt_value
+from .draw import dot as _dot
+from . import _graph
+from .model import graph as M
+from .model import source as _source
+from .text.numbers import fmt_value
 
 REASONS = ("connected", "python_number", "not_watched", "not_trainable", "not_read", "integer_dtype",
            "other_tape", "left_numpy", "stop_recording", "stop_gradient", "state", "not_on_tape",

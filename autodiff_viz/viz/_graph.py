@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import pathlib
 
-from . import _dot, _model, _source
+from .draw import dot as _dot
+from .model import graph as _model
+from .model import source as _source
 # Graphviz is run in one place, with a budget; these names stay importable from here.
-from ._graphviz import (  # noqa: F401
+from .draw.graphviz import (  # noqa: F401
     INSTALL_HELP, GraphvizFailed, GraphvizNotFound, LayoutBudgetExceeded, _plain_labels, run_dot,
 )
-from ._graphviz import _dot_binary  # noqa: F401  (tests replace it here to simulate a missing dot)
+from .draw.graphviz import _dot_binary  # noqa: F401  (tests replace it here to simulate a missing dot)
 
 
 def render(source: str, fmt: str = "svg", **limits) -> bytes:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import os
 
-from . import _details, _labels as L
+from .model import details as _details
+from .text import labels as L
 
 
 def node_id(nid: int) -> str:
@@ -54,7 +55,7 @@ class Inspection:
 
     def to_html(self, standalone: bool = True) -> str:
         """Self-contained HTML (inline script, styles and picture; no network), working with no kernel."""
-        from ._html import widget_html
+        from .draw.html import widget_html
 
         alt = (f"{self.data['title']}: {len(self.data['nodes'])} nodes, "
                f"{len(self.data['edges'])} edges. Click a node for its details.")

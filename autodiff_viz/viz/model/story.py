@@ -14,7 +14,7 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 (``+=``) one contribution per path.
 
 >>> import autodiff_viz as ad
->>> from autodiff_viz.viz import _model
+>>> from autodiff_viz.viz.model import graph as _model
 >>> x = ad.constant(3.0)
 >>> with ad.trace() as tr:
 ...     with ad.GradientTape() as tape:
@@ -30,9 +30,10 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 """
 from __future__ import annotations
 
-from .. import events as ev
-from . import _labels as L, _model as M
-from ._style import fmt_number, fmt_shape, fmt_short, fmt_value, scalar
+from ... import events as ev
+from ..text import labels as L
+from . import graph as M
+from ..text.numbers import fmt_number, fmt_shape, fmt_short, fmt_value, scalar
 
 _LETTERS = "abcdefgh"  # operand slots in a rule's formula (the primitive table writes them so)
 

@@ -6,7 +6,7 @@ a viewer with scripts off): :func:`animation_svg` draws an animation's last
 step from its storyboard and stored layout (node boxes with their values and
 gradients, the results below); :func:`explorer_svg` draws an explorer as it
 opens.  Text goes through :func:`._labels.for_html`, colours and numbers come
-from :mod:`._style`.
+from :mod:`.look` and :mod:`..text.numbers`.
 
 >>> import autodiff_viz as ad
 >>> svg = animation_svg(ad.viz.animate(lambda x: x * x, 3.0, linked=False).data)
@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import base64
 
-from . import _labels as L, _story
-from ._style import CURVE_COLOURS, GREY, LIGHT_GREY, PALETTE, colour, fmt_number, tint
+from ..text import labels as L
+from ..model import story as _story
+from ..text.numbers import fmt_number
+from .look import CURVE_COLOURS, GREY, LIGHT_GREY, PALETTE, colour, tint
 
 PAD = 16.0         # around the graph, as the player draws it
 HEAD_H = 34.0      # the title's band
@@ -26,7 +28,7 @@ LINE_H = 22.0      # one line of results under the graph
 MAX_NODES = 300    # a larger storyboard's still is a card that says so
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif"
 
-# role -> (border, fill, border width, dashes): the player's look (style.css) in colours from _style.
+# role -> (border, fill, border width, dashes): the player's look (style.css) in colours from look.
 _BOX = {
     "source": (colour("variable"), tint("variable"), 2.0, ""),
     "const": (GREY, LIGHT_GREY, 1.5, ""),

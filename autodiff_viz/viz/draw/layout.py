@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 
-from . import _graphviz
+from . import graphviz as _graphviz
 
 NODE_W, NODE_H = 150.0, 78.0  # points; room for the three lines of text every step shows
 

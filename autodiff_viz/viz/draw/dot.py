@@ -1,10 +1,10 @@
-"""DOT text for a :class:`~autodiff_viz.viz._model.GraphModel` (pure Python, no Graphviz needed).
+"""DOT text for a :class:`~autodiff_viz.viz.model.graph.GraphModel` (pure Python, no Graphviz needed).
 
 Two levels of detail.  ``detail="classroom"`` (the default) shows what a
 student needs to read the chain rule: each box's name, value and gradient;
 the shape of tensors that are not scalars; the dtype only where the picture
 mixes dtypes or a dtype is not floating; tensors of up to
-:data:`._style.FULL_ITEMS` values in full; a legend of only the styles that
+:data:`..text.numbers.FULL_ITEMS` values in full; a legend of only the styles that
 appear, which also explains the ``∂`` numbers in boxes and on arrows; a
 spent tape as a quiet sentence.  ``detail="full"`` shows everything: shapes
 and dtypes on every box, the spread of large arrays, how each leaf is
@@ -36,12 +36,13 @@ from __future__ import annotations
 import html
 import re
 
-from . import _labels as L
-from ._details import call_name
-from . import _layout
-from . import _model as M
-from ._style import DIM, FONT_FAMILY, FULL_ITEMS, GREY, LIGHT_GREY, PALETTE, TINT as _TINT, fmt_lines, fmt_shape
-from ._style import fmt_value as _fmt_value
+from ..text import labels as L
+from ..model.details import call_name
+from . import layout as _layout
+from ..model import graph as M
+from ..text.numbers import FULL_ITEMS, fmt_lines, fmt_shape
+from ..text.numbers import fmt_value as _fmt_value
+from .look import DIM, FONT_FAMILY, GREY, LIGHT_GREY, PALETTE, TINT as _TINT
 
 ORANGE, SKY, GREEN, YELLOW = (PALETTE[c] for c in ("orange", "sky", "green", "yellow"))
 BLUE, VERMILLION, PURPLE, BLACK = (PALETTE[c] for c in ("blue", "vermillion", "purple", "black"))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._style import CURVE_COLOURS, PALETTE
+from ..draw.look import CURVE_COLOURS, PALETTE
 
-from . import _labels as L
+from ..text import labels as L
 
 # Okabe-Ito: distinguishable with the common forms of colour blindness.
 OKABE_ITO = PALETTE

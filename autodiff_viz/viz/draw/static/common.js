@@ -3,7 +3,7 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
-// PALETTE (the Okabe-Ito colours) is prepended from viz/_style.py.
+// PALETTE (the Okabe-Ito colours) is prepended from viz/draw/look.py.
 
 // Create an HTML element: h("div", {class: "x"}, child, "text", ...)
 function h(tag, attrs, ...children) {

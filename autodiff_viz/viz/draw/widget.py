@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 import pathlib
 
-from . import _still, _style
+from . import look as _look
+from . import still as _still
 
 STATIC = pathlib.Path(__file__).with_name("static")
 
@@ -23,13 +24,13 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 def esm_source(kind: str) -> str:
     """The widget's ES module: the shared helpers followed by the widget's own code."""
-    return (_style.js_constants() + (STATIC / "common.js").read_text(encoding="utf-8") + "\n"
+    return (_look.js_constants() + (STATIC / "common.js").read_text(encoding="utf-8") + "\n"
             + (STATIC / f"{kind}.js").read_text(encoding="utf-8"))
 
 
 def css_source() -> str:
     """The widgets' style sheet, after the colours as CSS variables."""
-    return _style.css_variables() + (STATIC / "style.css").read_text(encoding="utf-8")
+    return _look.css_variables() + (STATIC / "style.css").read_text(encoding="utf-8")
 
 
 def initial_state(kind: str, data: dict) -> dict:

@@ -34,8 +34,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from .. import events as ev
-from ..events import TraceFormatError
+from ... import events as ev
+from ...events import TraceFormatError
 
 # Node kinds
 OP = "op"                # a recorded forward op (its output tensor)
@@ -202,7 +202,7 @@ def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False
     model = b.model()
     model.traced = traced
     if not traced:
-        from ._source import UNTRACED_HINT  # noqa: PLC0415  (one sentence, said where sources are read)
+        from .source import UNTRACED_HINT  # noqa: PLC0415  (one sentence, said where sources are read)
 
         model.remarks.append(UNTRACED_HINT)
     if subscripts:

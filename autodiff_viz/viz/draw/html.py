@@ -20,8 +20,9 @@ import json
 import re
 import secrets
 
-from . import _labels as L, _still
-from ._widget import css_source, esm_source, initial_state
+from ..text import labels as L
+from . import still as _still
+from .widget import css_source, esm_source, initial_state
 
 _MODEL_SHIM = """
 function makeModel(state) {

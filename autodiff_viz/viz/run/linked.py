@@ -19,7 +19,10 @@ import math
 
 import numpy as np
 
-from . import _details, _model, _source, _story
+from ..model import details as _details
+from ..model import graph as _model
+from ..model import source as _source
+from ..model import story as _story
 
 
 def story_of_run(f, values, labels, dtype, title=None, keep_tensors=False, details=False):

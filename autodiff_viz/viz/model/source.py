@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _recording as rec
-from .. import events as ev
+from ... import _recording as rec
+from ... import events as ev
 
 UNTRACED_HINT = ("This tape was recorded without ad.trace(), so values and gradients were not kept: "
                  "wrap the code in `with ad.trace():` to see them.")
@@ -232,7 +232,7 @@ def caller_names(ids) -> dict:
     frames between it and the view (its examples, such as the tour), nearest
     first; frames of the views themselves (``autodiff_viz/viz``) are passed over.
     """
-    views = os.path.dirname(os.path.abspath(__file__))
+    views = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # autodiff_viz/viz
     package = os.path.dirname(views)
     frame = inspect.currentframe()
     inner, user = [], None

@@ -17,7 +17,7 @@ every artist of the figure for the step, so the figure itself shows it
 
 Every text is built with :data:`._labels.MPL_TEXT` (shown as typed: a name
 such as ``$\\foo$`` is never parsed as mathtext or TeX) from text cleaned by
-:mod:`._labels`; colours come from :mod:`._style`.
+:mod:`._labels`; colours come from :mod:`.look`.
 
 >>> import autodiff_viz as ad
 >>> anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
@@ -38,8 +38,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _labels, _story
-from ._style import DIM, GREY, LIGHT_GREY, PALETTE, TINT, colour, tint
+from ..text import labels as _labels
+from ..model import story as _story
+from .look import DIM, GREY, LIGHT_GREY, PALETTE, TINT, colour, tint
 
 TEXT = _labels.MPL_TEXT
 INK = PALETTE["black"]

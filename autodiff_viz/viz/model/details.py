@@ -2,7 +2,7 @@
 
 :func:`node_details` reads the view model once and returns one entry per
 node (never per step, so a player's data stays linear in the number of ops):
-plain text, written with the formats of :mod:`._style`, user names cleaned
+plain text, written with the formats of :mod:`..text.numbers`, user names cleaned
 and shortened by :mod:`._labels`.  The browser puts the text in place with
 ``textContent``; it formats nothing itself.
 
@@ -10,7 +10,7 @@ Returns ``{"heads": HEADS, "nodes": [...]}``: node ``i``'s entry is a list of
 sections ``[key, lines]``, and ``HEADS[key]`` is the section's heading.
 
 >>> import autodiff_viz as ad
->>> from autodiff_viz.viz import _model
+>>> from autodiff_viz.viz.model import graph as _model
 >>> x = ad.constant(3.0)
 >>> with ad.trace() as tr:
 ...     with ad.GradientTape() as tape:
@@ -25,9 +25,10 @@ sections ``[key, lines]``, and ``HEADS[key]`` is the section's heading.
 """
 from __future__ import annotations
 
-from . import _labels as L, _model as M
-from ._story import local_derivative, partial_name, slot
-from ._style import fmt_full, fmt_number, fmt_shape, fmt_value, scalar
+from ..text import labels as L
+from . import graph as M
+from .story import local_derivative, partial_name, slot
+from ..text.numbers import fmt_full, fmt_number, fmt_shape, fmt_value, scalar
 
 HEADS = {
     "what": "what it is",

@@ -16,7 +16,7 @@ import json
 
 import numpy as np
 
-from ._plots import derivatives
+from .plots import derivatives
 
 
 def _arity(f) -> int:
@@ -113,19 +113,19 @@ class Explorer:
         return f"<Explorer {self.data['mode']} of {self.data['name']}>"
 
     def widget(self):
-        from ._widget import make_widget
+        from ..draw.widget import make_widget
 
         return make_widget("explore", self.data)
 
     def to_html(self, standalone: bool = True) -> str:
-        from ._html import widget_html
+        from ..draw.html import widget_html
 
         what = "tangent line of" if self.data["mode"] == "1d" else "contours, gradients and descent paths of"
         return widget_html("explore", self.data, title=f"explore {self.data['name']}", standalone=standalone,
                            alt=f"Interactive plot: {what} {self.data['name']}")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from ._widget import mimebundle
+        from ..draw.widget import mimebundle
 
         return mimebundle("explore", self.data, self.to_html(standalone=False), repr(self))
 
