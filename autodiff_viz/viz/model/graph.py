@@ -35,7 +35,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ... import events as ev
-from ...events import TraceFormatError
+from ...trace_io import check
 
 # Node kinds
 OP = "op"                # a recorded forward op (its output tensor)
@@ -447,77 +447,6 @@ def _distinct_labels(model: GraphModel, b: _Builder):
                           and model.nodes[e.dst].scope), "")
             if scope:
                 n.label = f"{scope.split('/')[-1]}/{n.label}"
-
-
-# ---------------------------------------------------------------------------
-# Invariants
-# ---------------------------------------------------------------------------
-MAX_RANK, MAX_ELEMENTS = 64, 2 ** 62
-
-
-def _check_shape(shape, e, what):
-    if len(shape) > MAX_RANK or any(d < 0 for d in shape):
-        raise TraceFormatError(f"event {e.seq} ({e.kind}): {what} {tuple(shape)} is not a shape")
-    n = 1
-    for d in shape:
-        n *= d
-        if n > MAX_ELEMENTS:
-            raise TraceFormatError(f"event {e.seq} ({e.kind}): {what} {tuple(shape)} has more elements "
-                                   f"than any array can hold")
-
-
-def check(events) -> None:
-    """Raise ``TraceFormatError`` naming the first event that breaks the trace's invariants.
-
-    An op's output must be new (not produced by another op, nor used before
-    it), which also rules out cycles; backward steps and accumulations must
-    name ops that were recorded; shapes must be possible.  Linear in the
-    number of events, so it never hangs.
-    """
-    produced: dict[int, int] = {}   # tensor id -> node id of the op that made it
-    used: set[int] = set()          # tensor ids seen as inputs or watched so far
-    nodes: set[int] = set()
-    for e in events:
-        if not isinstance(e, ev.Event):
-            raise TraceFormatError(f"not an event: {type(e).__name__}")
-        if isinstance(e, ev.Op):
-            owner = produced.get(e.output)
-            if owner is not None and owner != e.node:
-                raise TraceFormatError(f"event {e.seq} (op {e.op_type}): output {e.output} was already made by "
-                                       f"op node {owner}")
-            if owner is None:
-                if e.output in used or e.output in e.inputs:
-                    raise TraceFormatError(f"event {e.seq} (op {e.op_type}): output {e.output} is used before "
-                                           f"the op makes it (a cycle)")
-                if e.node in nodes:
-                    raise TraceFormatError(f"event {e.seq} (op {e.op_type}): node {e.node} already made another "
-                                           f"tensor")
-            used.update(e.inputs)
-            produced[e.output] = e.node
-            nodes.add(e.node)
-            _check_shape(e.shape, e, "shape")
-            for s in e.in_shapes:
-                _check_shape(s, e, "input shape")
-        elif isinstance(e, ev.OpSkipped):
-            used.update(e.inputs)
-            used.add(e.output)
-            _check_shape(e.shape, e, "shape")
-        elif isinstance(e, (ev.Watch, ev.Leave)):
-            used.add(e.tensor)
-        elif isinstance(e, ev.BackwardStep):
-            if e.node not in nodes:
-                raise TraceFormatError(f"event {e.seq} (backward_step {e.op_type}): node {e.node} was never "
-                                       f"recorded by an op event")
-            if len(e.grads) > len(e.inputs):
-                raise TraceFormatError(f"event {e.seq} (backward_step {e.op_type}): {len(e.grads)} gradients "
-                                       f"for {len(e.inputs)} inputs")
-        elif isinstance(e, ev.Accumulate):
-            if e.node is not None and e.node not in nodes:
-                raise TraceFormatError(f"event {e.seq} (accumulate): node {e.node} was never recorded by an "
-                                       f"op event")
-        for s in (getattr(e, "value", None), getattr(e, "total", None), getattr(e, "upstream", None)):
-            if s is not None:
-                _check_shape(s.shape, e, "value shape")
 
 
 def _zip_inputs(e: ev.Op):
