@@ -466,7 +466,8 @@ class _Diagnosis:
                 if vnode is not None and vnode.id in back:
                     self.no_path()
                     vnode.mark()
-                    self.source_node().mark("This value is not on the tape: only the variable's value after the change is.")
+                    self.source_node().mark("This value is not on the tape: only the variable's value after the "
+                                            "change is.")
                     name = (e.name or "a variable").split(":")[0]
                     return "state", [
                         f"The gradient is None because variable {name!r} was changed in place ({e.how}) on the "
