@@ -92,7 +92,17 @@ def lookup(type: str) -> Primitive:
     try:
         return PRIMITIVES[type]
     except KeyError:
-        raise LookupError(f"no primitive named {type!r}") from None
+        raise unknown_op(type) from None
+
+
+def unknown_op(op_type, who: str = "") -> LookupError:
+    """The one error for an op type that no primitive has; ``who`` names the function asked.
+
+    >>> str(unknown_op("Sine", "no_gradient"))
+    "no_gradient: no op type named 'Sine'; op types look like 'Sin', 'Mul', 'MatMul'"
+    """
+    return LookupError(f"{who + ': ' if who else ''}no op type named {op_type!r}; "
+                       "op types look like 'Sin', 'Mul', 'MatMul'")
 
 
 class RegisterGradient:
@@ -166,7 +176,7 @@ def gradient_override(op_type: str, rule):
                         f"got {type(rule).__name__}")
     p = PRIMITIVES.get(op_type)
     if p is None:
-        raise LookupError(f"gradient_override: no op type named {op_type!r}; op types look like 'Sin', 'MatMul'")
+        raise unknown_op(op_type, "gradient_override")
     saved = (p.grad, p.save_inputs, p.save_output)
     register_rule(op_type, rule)
     try:
@@ -198,7 +208,7 @@ def no_gradient(op_type: str) -> None:
     """
     p = PRIMITIVES.get(op_type)
     if p is None:
-        raise LookupError(f"no_gradient: no op type named {op_type!r}")
+        raise unknown_op(op_type, "no_gradient")
     _refuse_second_rule(op_type, "no_gradient")
     p.grad = NOT_DIFFERENTIABLE
     p.saves((), False)

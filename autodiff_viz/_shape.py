@@ -10,6 +10,12 @@ TensorShape([7, 10])
 >>> print(s), s.as_list(), s.rank, s == [7, 10], s[1:]
 (7, 10)
 (None, [7, 10], 2, True, TensorShape([10]))
+
+It also holds :func:`broadcast_axes`, the one rule for which axes a
+gradient is summed over when its input was broadcast.  This module imports
+nothing from the package, so the engine (``_tape``), the exercise checker
+(``classroom``) and the views (the storyboard's broadcast sentence) all use
+it without a view reaching into the engine's machinery.
 """
 from __future__ import annotations
 
@@ -103,3 +109,27 @@ class TensorShape(tuple):
 
     def __reduce__(self):
         return TensorShape, (tuple(self),)
+
+
+def broadcast_axes(shape, target) -> tuple | None:
+    """The axes of ``target`` to sum a gradient over to give it ``shape`` (``shape`` broadcast to ``target``).
+
+    Leading axes that broadcasting added, then the axes where ``shape`` has 1;
+    ``None`` when ``shape`` does not broadcast to ``target``.
+
+    >>> broadcast_axes((3,), (2, 3)), broadcast_axes((2, 1), (2, 4)), broadcast_axes((2, 3), (3,))
+    ((0,), (1,), None)
+    >>> broadcast_axes((3,), (1, 3)), broadcast_axes((2,), (3,))
+    ((0,), None)
+    """
+    extra = len(target) - len(shape)
+    if extra < 0:
+        return None
+    axes = list(range(extra))
+    for i, s in enumerate(shape):
+        t = target[i + extra]
+        if s != t:
+            if s != 1:
+                return None
+            axes.append(i + extra)
+    return tuple(axes)

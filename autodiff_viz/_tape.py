@@ -29,6 +29,7 @@ from . import _tensor as _t
 from ._context import LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import _by_class, of_dtype
 from ._record import IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
+from ._shape import broadcast_axes
 from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
@@ -526,12 +527,9 @@ def _unbroadcast(g, shape, op_type):
         raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
     if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
         return _ops._sum(g, tuple(range(extra)))
-    axes = list(range(extra))
-    for i, s in enumerate(shape):
-        if s == 1 and gshape[i + extra] != 1:
-            axes.append(i + extra)
-        elif s != gshape[i + extra] and s != 1:
-            raise ValueError(f"gradient of {op_type} has shape {gshape}, which does not broadcast to its input's {shape}")
+    axes = broadcast_axes(tuple(shape), gshape)
+    if axes is None:
+        raise ValueError(f"gradient of {op_type} has shape {gshape}, which does not broadcast to its input's {shape}")
     if axes:
         g = _ops._sum(g, tuple(axes))
     if tuple(g._value.shape) == tuple(shape):

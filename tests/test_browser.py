@@ -2,6 +2,7 @@
 import math
 import pathlib
 
+import numpy as np
 import pytest
 
 import autodiff_viz as ad
@@ -183,7 +184,7 @@ def test_explorer_page(tmp_path):
         page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
         page.fill(".adv-slider", "4")
         page.dispatch_event(".adv-slider", "input")
-        expect(page.locator(".adv-readout")).to_contain_text("x = 2   f(x) = 4   f'(x) = 4")
+        expect(page.locator(".adv-readout")).to_contain_text("x = 2.0   f(x) = 4.0   f'(x) = 4.0")
         browser.close()
 
 
@@ -256,3 +257,94 @@ def test_long_node_texts_stay_inside_their_boxes(tmp_path):
             page.keyboard.press("ArrowRight")
         assert worst <= 0, f"a text is {worst:.1f} px wider than its box"
         browser.close()
+
+
+# Numbers the browser writes itself (plot ticks, readouts) follow the rules Python writes every other number by.
+NUMBERS = [(12.0, "12.0"), (0.123456, "0.1235"), (1.5e-7, "1.5e-7"), (123456.0, "1.235e5"), (-0.5, "-0.5"),
+           (2.0 / 3.0, "0.6667"), (1e-4, "0.0001"), (100.0, "100.0"), (0.0, "0.0"), (-0.0, "0.0"),
+           (2.96017, "2.96"), (1e20, "1e20"), (-4.2e-9, "-4.2e-9"), (float("nan"), "nan"),
+           (float("inf"), "inf"), (float("-inf"), "-inf"), (None, "?")]
+
+
+def test_the_browser_writes_numbers_as_python_does():
+    require_chromium()
+    pytest.importorskip("playwright")
+    from playwright.sync_api import sync_playwright
+
+    from autodiff_viz.viz.draw.widget import STATIC
+    from autodiff_viz.viz.text import numbers
+
+    assert [numbers.fmt_number(v) for v, _ in NUMBERS] == [text for _, text in NUMBERS]
+    script = numbers.js_constants() + (STATIC / "common.js").read_text(encoding="utf-8")
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.add_script_tag(content=script)
+        # JSON has no nan or inf: they travel as strings and are turned back into numbers in the page.
+        values = [v if v is None or math.isfinite(v) else str(v) for v, _ in NUMBERS]
+        got = page.evaluate("(vs) => vs.map((v) => fmt(typeof v === 'string' ? Number(v.replace('inf', "
+                            "'Infinity')) : v))", values)
+        browser.close()
+    assert got == [text for _, text in NUMBERS]
+
+
+def test_the_browser_replays_the_storyboard_as_python_does(tmp_path):
+    # Every step of a storyboard with a broadcast and a sum of two paths: what the page shows (the boxes'
+    # values, gradients and order badges, which boxes are drawn yet, the step's words, the gradient table,
+    # the results) is what Python's states() says that step holds.
+    require_chromium()
+    pytest.importorskip("playwright")
+    from playwright.sync_api import sync_playwright
+
+    x = ad.constant(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    b = ad.constant(np.array([0.5, -1.0, 2.0]))
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch([x, b])
+            y = ad.reduce_sum(x * b + ad.sin(b))
+        tape.gradient(y, [x, b])
+    anim = ad.viz.animate(tr, names={"x": x, "b": b})
+    path = tmp_path / "replay.html"
+    anim.save(path)
+    ids = [n["id"] for n in anim.nodes]
+    expected = []
+    for st in anim.steps:
+        expected.append({
+            "title": st["title"], "lines": st["lines"], "results": st["results"],
+            "pending": [not a for a in st["alive"]],
+            "vals": ["= " + v if v else "" for v in st["vals"]],
+            "grads": ["∂ " + g if g else "" for g in st["grads"]],
+            "order": st["order"],
+            "panel": [[r["name"], " + ".join(r["terms"]), r["total"], r["fresh"]] for r in st["panel"]],
+        })
+    assert any("the tape sums over axis 0" in line for e in expected for line in e["lines"])
+    assert any(len(row[1].split(" + ")) == 2 for e in expected for row in e["panel"])   # b's two paths
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.goto(path.as_uri())
+        page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
+        shown = []
+        for k in range(len(expected)):
+            if k:
+                page.click(".adv-next")
+            page.wait_for_selector(f".adv-animate[data-step='{k}']")
+            shown.append(page.evaluate("""(ids) => {
+                const text = (sel) => [...document.querySelectorAll(sel)].map((e) => e.textContent);
+                const node = (id) => document.querySelector(`.adv-node[data-id='${id}']`);
+                return {
+                    title: document.querySelector(".adv-step-title").textContent,
+                    lines: text(".adv-lines .adv-line"),
+                    results: text(".adv-results div"),
+                    pending: ids.map((id) => node(id).classList.contains("adv-pending")),
+                    vals: ids.map((id) => node(id).querySelector(".adv-val").textContent),
+                    grads: ids.map((id) => node(id).querySelector(".adv-grad").textContent),
+                    order: ids.map((id) => node(id).querySelector(".adv-badge text").textContent),
+                    panel: [...document.querySelectorAll(".adv-panel tbody tr")].map((tr) => [
+                        tr.querySelector(".adv-name").textContent, tr.querySelector(".adv-terms").textContent,
+                        tr.querySelector(".adv-total").textContent, tr.classList.contains("adv-fresh")]),
+                };
+            }""", ids))
+        browser.close()
+    for k, (want, got) in enumerate(zip(expected, shown)):
+        assert got == want, f"step {k}: {want['title']}"

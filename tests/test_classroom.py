@@ -86,6 +86,13 @@ def test_wrong_rule_graph_marks_only_the_diverging_node_in_its_own_style():
     assert r.marked_label == "Sin"
 
 
+def test_the_marked_picture_keeps_the_options_asked_for():
+    r = classroom.check_rule("Sin", sin_rule_wrong, lambda x: ad.sin(ad.sin(x)) * x, X)
+    g = r.graph(detail="full", rankdir="TB")
+    assert "rankdir=TB" in g.source and "source · tape.watch" in g.source   # full detail: how x is watched
+    assert "✗ Sin" in g.source and html.escape(classroom.RULE_MARK) in g.source
+
+
 def test_the_registry_is_left_as_it_was():
     classroom.check_rule("Sin", sin_rule_wrong, ad.sin, X)
     x = ad.constant(X)

@@ -258,6 +258,13 @@ def test_mark_draws_a_node_as_broken_with_its_note():
     marked = ad.viz.graph(tr, mark={y: "sent 0.42, right is -1.25"}).source
     assert "sent 0.42, right is -1.25" in marked and "sent 0.42" not in plain
     assert [n.op for n in ad.viz.graph(tr, mark=y).model.nodes if n.broken] == ["Sin"]
+    # What a mark means goes in the legend; marking again later keeps how the graph was drawn.
+    assert "✗ where the rule is wrong" in ad.viz.graph(tr, mark=y, mark_legend="where the rule is wrong").source
+    top_down = ad.viz.graph(tr, rankdir="TB")
+    again = top_down.mark({z: "look here"}, legend="where to look")
+    assert "rankdir=TB" in again.source and "look here" in again.source and "✗ where to look" in again.source
+    assert [n.op for n in again.model.nodes if n.broken] == ["Mul"]
+    assert not any(n.broken for n in top_down.model.nodes) and "look here" not in top_down.source
 
 
 def test_persistent_tape_calls_are_told_apart_and_edges_follow_the_chosen_call():

@@ -32,6 +32,8 @@ from ._graph import Graph, GraphvizNotFound, LayoutBudgetExceeded, graph
 from ._animate import Animation, animate
 from .run.explore import Explorer, explore
 from .run.plots import plot_derivatives, plot_fd_error
+# The colours every picture uses, by name, and the order curves take them: for plots of your own that match.
+from .draw.look import CURVE_COLOURS, PALETTE
 
 __all__ = ["graph", "Graph", "GraphvizNotFound", "LayoutBudgetExceeded", "explain", "Explanation", "animate",
-           "Animation", "explore", "Explorer", "plot_derivatives", "plot_fd_error"]
+           "Animation", "explore", "Explorer", "plot_derivatives", "plot_fd_error", "PALETTE", "CURVE_COLOURS"]

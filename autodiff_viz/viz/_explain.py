@@ -20,11 +20,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import events as ev
-from .draw import dot as _dot
 from . import _graph
 from .model import graph as M
 from .model import source as _source
 from .text.numbers import fmt_value
+from .text.words import tape_name
 
 REASONS = ("connected", "python_number", "not_watched", "not_trainable", "not_read", "integer_dtype",
            "other_tape", "left_numpy", "stop_recording", "stop_gradient", "state", "not_on_tape",
@@ -91,7 +91,7 @@ def explain(tape, target, source, *, rankdir: str = "LR") -> Explanation:
     model.remarks = _wrap(sentences)
     model.reindex()
     legend = "a part that passes no gradient back" if reason == "connected" else None
-    g = _graph.Graph(model, _dot.to_dot(model, rankdir=rankdir, mark_legend=legend))
+    g = _graph.draw(model, rankdir=rankdir, mark_legend=legend)
     return Explanation(reason, " ".join(sentences), g, tuple(sentences))
 
 
@@ -133,9 +133,8 @@ class _Diagnosis:
         self.snode = None if number else model.node_for(self.s["id"])
         self.t_name = self.name(self.t, self.tnode, "target", self.labels)
         self.s_name = "the Python number" if number else self.name(self.s, self.snode, "source", self.labels)
-        self.tapes = {}  # engine tape id -> T1, T2... as pictures number them
-        for e in events:
-            self.tapes.setdefault(e.tape, f"T{len(self.tapes) + 1}")
+        # engine tape id -> T1, T2... as pictures number them
+        self.tapes = {t: tape_name(k) for t, k in _source.tape_numbers(events).items()}
 
     # -- names and marks --------------------------------------------------------------------------
     @staticmethod
@@ -154,11 +153,6 @@ class _Diagnosis:
         if mine:
             return f"the {role} {mine!r}"
         return f"the {role} tensor ({info['dtype']}, shape {tuple(info['shape'])})"
-
-    def mark(self, node, note):
-        node.broken, node.dimmed = True, False
-        if note and note not in node.notes:
-            node.notes.append(note)
 
     def source_node(self):
         """The source's node, added as a lone box when the tape never saw it."""
@@ -184,7 +178,7 @@ class _Diagnosis:
             self.tnode = M.Node(id=len(self.m.nodes), kind=M.CONSTANT, label="target", shape=tuple(t["shape"]),
                                 dtype=t["dtype"], value=t["value"], role="target")
             self.m.nodes.append(self.tnode)
-        self.mark(self.tnode, note)
+        self.tnode.mark(note)
 
     def no_path(self):
         """No gradient flows: nothing is drawn as 'on the path' (an orange path would say the opposite)."""
@@ -225,7 +219,7 @@ class _Diagnosis:
         self.no_path()
         v = self.source_value
         what = "a NumPy array" if isinstance(v, np.ndarray) else "a Python number"
-        self.mark(self.source_node(), f"{what[0].upper()}{what[1:]}: the tape cannot watch it.")
+        self.source_node().mark(f"{what[0].upper()}{what[1:]}: the tape cannot watch it.")
         shown = _short_repr(v)
         return "python_number", [
             f"The gradient is None because the source is {what} ({shown}), not a tensor.",
@@ -256,14 +250,14 @@ class _Diagnosis:
             f"It is also an integer tensor ({s['dtype']}), and gradients flow only through floating-point "
             "tensors: create it as a float, as in ad.constant(10.0)."]
         if s["variable"] and not s["trainable"]:
-            self.mark(self.source_node(), "Created with trainable=False: read, but not watched.")
+            self.source_node().mark("Created with trainable=False: read, but not watched.")
             return "not_trainable", [
                 f"The gradient is None because {name} was created with trainable=False.",
                 "The tape reads such a variable but does not watch it, so to the tape it is a constant "
                 "(its box is dashed: not watched).",
                 f"Call tape.watch({_short(name)}) inside the tape, or create it with trainable=True.", *integer]
         if s["variable"] and not auto:
-            self.mark(self.source_node(), "Never passed to tape.watch.")
+            self.source_node().mark("Never passed to tape.watch.")
             return "not_watched", [
                 f"The gradient is None because the tape was created with watch_accessed_variables=False and "
                 f"{name} was never passed to tape.watch.",
@@ -272,7 +266,7 @@ class _Diagnosis:
         if state is not None:
             return state
         if s["variable"]:
-            self.mark(self.source_node(), "No op on the tape read it.")
+            self.source_node().mark("No op on the tape read it.")
             return "not_read", [
                 f"The gradient is None because no op on the tape read {name}: a trainable variable is watched "
                 "when an op on the tape reads it, and none did.",
@@ -282,7 +276,7 @@ class _Diagnosis:
                 "Compute the target with the package's ops on the variable itself, inside the tape "
                 f"(ad.square({_short(name)}), not np.square({_short(name)}.numpy())).", *integer]
         elsewhere = self.other_tape_of(s["id"])
-        self.mark(self.source_node(), "Never watched by this tape.")
+        self.source_node().mark("Never watched by this tape.")
         if elsewhere is not None:
             return "not_watched", [
                 f"The gradient is None because this tape never watched {name}: it was computed on another "
@@ -298,8 +292,8 @@ class _Diagnosis:
         for info, name, node in ((self.s, self.s_name, self.snode), (self.t, self.t_name, self.tnode)):
             if not info["dtype"].startswith("float"):
                 self.no_path()
-                self.mark(node if node is not None else self.source_node(),
-                          f"dtype {info['dtype']}: not differentiable.")
+                (node if node is not None else self.source_node()).mark(
+                    f"dtype {info['dtype']}: not differentiable.")
                 return "integer_dtype", [
                     f"The gradient is None because {name} has dtype {info['dtype']}.",
                     "Gradients flow only through floating-point tensors (the tape warns about this).",
@@ -317,7 +311,7 @@ class _Diagnosis:
                 return answer
         elsewhere = self.other_tape_of(t_id)
         if elsewhere is not None:
-            self.mark(self.source_node(), f"Watched by this tape; the target is on {elsewhere}.")
+            self.source_node().mark(f"Watched by this tape; the target is on {elsewhere}.")
             self.target_node(f"Computed on tape {elsewhere}, not on this one.")
             return "other_tape", [
                 f"The gradient is None because the target was computed on another tape ({elsewhere}), "
@@ -325,7 +319,7 @@ class _Diagnosis:
                 "Ask the tape that recorded it, or compute the target inside this tape's `with` block "
                 "(re-run the cell that computes it, with this tape).",
             ]
-        self.mark(self.source_node(), "Watched, but the target was not computed from it on this tape.")
+        self.source_node().mark("Watched, but the target was not computed from it on this tape.")
         self.target_node("Not computed on this tape.")
         return "not_on_tape", [
             f"The gradient is None because the target was not computed on this tape from {self.s_name}.",
@@ -380,18 +374,18 @@ class _Diagnosis:
             if n.id in path or n.id not in fwd_all or n.id not in back_all:
                 continue
             if n.kind == M.SKIPPED:
-                self.mark(n, None)  # the model's own note says it ran under stop_recording
+                n.mark()  # the model's own note says it ran under stop_recording
                 out.append(f"The part through {n.label} is not counted: it ran under tape.stop_recording(), so "
                            "the tape did not record it.")
             elif self.passes_nothing(n):
-                self.mark(n, "This op passes no gradient back.")
+                n.mark("This op passes no gradient back.")
                 out.append(f"The part through {n.label} is not counted: {n.label} passes no gradient back"
                            + (" (that is what stop_gradient is for)." if n.op == "StopGradient" else "."))
         for e in self.m.edges:
             if e.kind == "leave" and e.src in fwd_all:
                 e.broken = True
                 left = self.m.node(e.src)
-                self.mark(left, None)
+                left.mark()
                 out.append(f"A value computed from {self.s_name} ({left.label}) also left the package "
                            "through NumPy: whatever was computed from that copy is not counted.")
         if out:
@@ -404,8 +398,8 @@ class _Diagnosis:
             answer = ask()
             if answer is not None:
                 return answer
-        self.mark(self.tnode, "No recorded op joins it to the source.")
-        self.mark(self.snode, None)
+        self.tnode.mark("No recorded op joins it to the source.")
+        self.snode.mark()
         return "not_connected", [
             f"The gradient is None because the target does not depend on {self.s_name} in what the tape "
             "recorded: no path of recorded ops joins them.",
@@ -419,7 +413,7 @@ class _Diagnosis:
             if e.kind == "leave" and e.src in reach:
                 e.broken = True
                 left = self.m.node(e.src)
-                self.mark(left, None)
+                left.mark()
                 return "left_numpy", [
                     f"The gradient is None because a tensor computed from {self.s_name} ({left.label}) was turned "
                     "into a NumPy array.",
@@ -432,7 +426,7 @@ class _Diagnosis:
         path = self.reach([s]) & self.reach([t], forward=False)
         ints = [self.m.node(i) for i in sorted(path) if not self.floating(self.m.node(i))]
         if t in path and ints:
-            self.mark(ints[0], f"dtype {ints[0].dtype}: no gradient flows through it.")
+            ints[0].mark(f"dtype {ints[0].dtype}: no gradient flows through it.")
             return "integer_dtype", [
                 f"The gradient is None because the path from {self.s_name} to the target goes through an "
                 f"integer tensor ({ints[0].label}, {ints[0].dtype}), and no gradient flows through integers.",
@@ -443,7 +437,7 @@ class _Diagnosis:
         fwd = self.reach([self.snode.id], kinds=("data", "skipped"))
         for n in self.m.nodes:
             if n.kind == M.SKIPPED and n.id in fwd:
-                self.mark(n, None)
+                n.mark()
                 return "stop_recording", [
                     f"The gradient is None because {self.s_name} reaches the target only through {n.label}, which "
                     "ran while tape.stop_recording() was on.",
@@ -456,7 +450,7 @@ class _Diagnosis:
         for i in sorted(path):
             n = self.m.node(i)
             if self.passes_nothing(n) and t in path:
-                self.mark(n, "This op passes no gradient back.")
+                n.mark("This op passes no gradient back.")
                 why = (["That is what stop_gradient is for: the value goes forward, the gradient does not go "
                         "back."] if n.op == "StopGradient" else [])
                 return "stop_gradient", [
@@ -471,8 +465,9 @@ class _Diagnosis:
                 vnode = self.m.node_for(e.variable)
                 if vnode is not None and vnode.id in back:
                     self.no_path()
-                    self.mark(vnode, None)
-                    self.mark(self.source_node(), "This value is not on the tape: only the variable's value after the change is.")
+                    vnode.mark()
+                    self.source_node().mark("This value is not on the tape: only the variable's value after the "
+                                            "change is.")
                     name = (e.name or "a variable").split(":")[0]
                     return "state", [
                         f"The gradient is None because variable {name!r} was changed in place ({e.how}) on the "

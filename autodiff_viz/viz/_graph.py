@@ -13,6 +13,7 @@ Rendering choices:
 """
 from __future__ import annotations
 
+import copy
 import pathlib
 
 from .draw import dot as _dot
@@ -47,9 +48,10 @@ class Graph:
     Shows itself as SVG in Jupyter.  Build one with :func:`graph`.
     """
 
-    def __init__(self, model: _model.GraphModel, source: str):
+    def __init__(self, model: _model.GraphModel, source: str, options: dict | None = None):
         self.model = model
         self.source = source
+        self._options = dict(options or {})   # how ``source`` was drawn from ``model`` (``to_dot``'s keywords)
         self._svg: str | None = None
 
     def __repr__(self):
@@ -103,6 +105,25 @@ class Graph:
         title = f"Computation graph of {tapes}" if tapes else "Computation graph"
         return Inspection(inspect_data(m, title), self.svg())
 
+    def mark(self, mark, legend: str | None = None) -> "Graph":
+        """This graph drawn again with ``mark`` (tensors, or ``{tensor: note}``) as where something goes wrong.
+
+        ``legend`` says in the legend what a mark means (else the one drawn
+        already).  Returns a new ``Graph``; this one is left as it is.
+
+        >>> import autodiff_viz as ad
+        >>> x = ad.Variable(3.0, name="x")
+        >>> with ad.GradientTape() as t:
+        ...     y = x * x
+        >>> g = ad.viz.graph(t).mark({y: "check this"}, legend="where to look")
+        >>> "✗" in g.source and "check this" in g.source and "where to look" in g.source
+        True
+        """
+        model = copy.deepcopy(self.model)
+        _mark(model, mark)
+        options = dict(self._options, **({"mark_legend": legend} if legend else {}))
+        return draw(model, **options)
+
     def save(self, path, format: str | None = None) -> pathlib.Path:  # noqa: A002
         """Write ``.svg``, ``.png``, ``.pdf`` (by extension or ``format``) or ``.dot``/``.gv`` (DOT text)."""
         path = pathlib.Path(path)
@@ -125,9 +146,15 @@ def fit_width(svg: str) -> str:
     return svg.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
 
 
+def draw(model: _model.GraphModel, **options) -> Graph:
+    """The ``Graph`` of a view model, drawn with ``options`` (the DOT writer's keywords), kept for redrawing."""
+    return Graph(model, _dot.to_dot(model, **options), options)
+
+
 def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune=None, gradient=-1,
           rankdir: str = "auto", legend: bool = True, values: bool = True, digits: int = 4,
-          title: str | None = None, mark=None, names=None, detail: str = "classroom") -> Graph:
+          title: str | None = None, mark=None, mark_legend: str | None = None, names=None,
+          detail: str = "classroom") -> Graph:
     """Draw what a tape recorded.
 
     ``source``: a ``GradientTape``, a ``Trace`` (or a list of events), or a
@@ -140,7 +167,8 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     recorded.  ``collapse``: ``True`` folds every name scope (and Module) into
     one box; a list folds only those scopes.  ``mark``: tensors (or
     ``{tensor: note}``) to draw as where something goes wrong, in bold
-    vermillion with the note beside.
+    vermillion with the note beside; ``mark_legend`` says in the legend what
+    a mark means (default: where the gradient path breaks).
 
     ``names``: boxes carry the names your code gives the tensors (``y``,
     ``loss``; an unnamed ``Variable`` too), found among the variables of the
@@ -180,8 +208,8 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
                          prune=prune, collapse=collapse, names=labels, traced=found.traced)
     if mark is not None:
         _mark(model, mark)
-    return Graph(model, _dot.to_dot(model, rankdir=rankdir, legend=legend, values=values, digits=digits,
-                                    title=title, detail=detail))
+    return draw(model, rankdir=rankdir, legend=legend, values=values, digits=digits, title=title,
+                mark_legend=mark_legend, detail=detail)
 
 
 def _mark(model, mark):
@@ -192,7 +220,5 @@ def _mark(model, mark):
         for i in _source.ids(key):
             notes[i] = note
     for n in model.nodes:
-        if n._raw in notes and n.kind != "numpy":
-            n.broken, n.dimmed = True, False
-            if notes[n._raw]:
-                n.notes.append(notes[n._raw])
+        if n._raw in notes and n.kind != _model.NUMPY:
+            n.mark(notes[n._raw])

@@ -37,7 +37,7 @@ import html
 import re
 
 from ..text import labels as L
-from ..model.details import call_name
+from ..text.words import call_name, tape_name
 from . import layout as _layout
 from ..model import graph as M
 from ..text.numbers import FULL_ITEMS, fmt_lines, fmt_shape
@@ -193,9 +193,10 @@ class _Writer:
             depth = 1
             if bw is not None:
                 recorder = sorted({t for n in nodes for t in n.tapes})
-                rec = ", ".join(f"T{t}" for t in recorder) or "?"
+                rec = ", ".join(tape_name(t) for t in recorder) or "?"
                 self.out(f"subgraph cluster_backward_{bw} {{")
-                self.out(f'label=<<b>backward pass of T{bw}</b><br/><font point-size="10">recorded by {rec}: '
+                self.out(f'label=<<b>backward pass of {tape_name(bw)}</b><br/><font point-size="10">recorded by '
+                         f'{rec}: '
                          f'differentiable again</font>>; style="dashed,filled"; color="{ORANGE}"; '
                          f'fillcolor="{TINT[ORANGE]}"; fontcolor="{BLACK}"; penwidth=1.5;', 2)
                 depth = 2
@@ -229,7 +230,7 @@ class _Writer:
         for t in tapes:
             bits = ["persistent" if t.persistent else "non-persistent"]
             if t.parent is not None:
-                bits.append(f"inside T{t.parent}")
+                bits.append(f"inside {tape_name(t.parent)}")
             if not t.watch_accessed_variables:
                 bits.append("watch_accessed_variables=False")
             if t.skipped_ops:
@@ -238,7 +239,7 @@ class _Writer:
             if t.spent:
                 state = f' <font color="{VERMILLION}"><b>· spent: gradient() was called, the tape cannot be reused</b></font>'
             about = esc(", ".join(bits), L.TITLE_LIMIT, "end")
-            parts.append(f"<b>tape T{t.index}</b> ({about}){state}")
+            parts.append(f"<b>tape {tape_name(t.index)}</b> ({about}){state}")
         return LEFT.join(parts)
 
     def quiet_title(self, tapes) -> str:
@@ -246,16 +247,17 @@ class _Writer:
         said = []
         for t in tapes:
             if t.persistent:
-                said.append(f"Tape T{t.index} is persistent.")
+                said.append(f"Tape {tape_name(t.index)} is persistent.")
             if t.parent is not None:
-                said.append(f"Tape T{t.index} was recorded inside tape T{t.parent}.")
+                said.append(f"Tape {tape_name(t.index)} was recorded inside tape {tape_name(t.parent)}.")
             if not t.watch_accessed_variables:
-                said.append(f"Tape T{t.index} watches only what tape.watch was given "
+                said.append(f"Tape {tape_name(t.index)} watches only what tape.watch was given "
                             "(watch_accessed_variables=False).")
             if t.skipped_ops:
-                said.append(f"Tape T{t.index} did not record {t.skipped_ops} op{'s' if t.skipped_ops > 1 else ''} "
+                said.append(f"Tape {tape_name(t.index)} did not record {t.skipped_ops} "
+                            f"op{'s' if t.skipped_ops > 1 else ''} "
                             "run under stop_recording.")
-        spent = [f"T{t.index}" for t in tapes if t.spent]
+        spent = [tape_name(t.index) for t in tapes if t.spent]
         if spent:
             who = (f"Tape {spent[0]} is" if len(spent) == 1
                    else f"Tapes {', '.join(spent[:-1])} and {spent[-1]} are")
@@ -403,7 +405,7 @@ class _Writer:
 
     def call_tag(self, key) -> str:
         """``T1`` (tape T1's gradient call) or ``T1#2`` (its second call), as the legend explains."""
-        return call_name(key) if self.many_calls else f"T{key[0]}"
+        return call_name(key) if self.many_calls else tape_name(key[0])
 
     def tags(self, n: M.Node) -> list:
         if not self.full:  # the border and the legend say how a leaf is watched
@@ -423,7 +425,7 @@ class _Writer:
         elif n.kind == M.CONSTANT:
             tags.append("not watched")
         if self.many_tapes and n.tapes:
-            tags.append("on " + " ".join(f"T{t}" for t in n.tapes))
+            tags.append("on " + " ".join(tape_name(t) for t in n.tapes))
         return tags
 
     def tooltip(self, n: M.Node) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import pathlib
 
+from ..text import numbers as _numbers
 from . import look as _look
 from . import still as _still
 
@@ -24,7 +25,7 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 def esm_source(kind: str) -> str:
     """The widget's ES module: the shared helpers followed by the widget's own code."""
-    return (_look.js_constants() + (STATIC / "common.js").read_text(encoding="utf-8") + "\n"
+    return (_look.js_constants() + _numbers.js_constants() + (STATIC / "common.js").read_text(encoding="utf-8") + "\n"
             + (STATIC / f"{kind}.js").read_text(encoding="utf-8"))
 
 

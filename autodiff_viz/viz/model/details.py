@@ -26,8 +26,10 @@ sections ``[key, lines]``, and ``HEADS[key]`` is the section's heading.
 from __future__ import annotations
 
 from ..text import labels as L
+from ..text import words as W
+from ..text.words import call_name
 from . import graph as M
-from .story import local_derivative, partial_name, slot
+from .story import local_derivative
 from ..text.numbers import fmt_full, fmt_number, fmt_shape, fmt_value, scalar
 
 HEADS = {
@@ -49,11 +51,6 @@ _WHAT = {
 }
 
 
-def call_name(key) -> str:
-    """A gradient call as every view names it: tape T1's second call is ``T1#2``."""
-    return f"T{key[0]}#{key[1]}"
-
-
 def _name(text) -> str:
     return L.shorten(L.clean(text))
 
@@ -70,10 +67,10 @@ def _what(n: M.Node) -> str:
         return f"variable, {how}" + ("" if n.trainable else " (trainable=False)")
     text = _WHAT.get(n.kind, n.kind)
     if n.kind == M.OP:
-        text = f"{_name(n.op)}: " + text.replace("the tape", "tape " + ", ".join(f"T{t}" for t in n.tapes)
+        text = f"{_name(n.op)}: " + text.replace("the tape", "tape " + ", ".join(W.tape_name(t) for t in n.tapes)
                                                   if n.tapes else "the tape")
         if n.backward_of is not None:
-            text += f", while tape T{n.backward_of} computed gradients"
+            text += f", while tape {W.tape_name(n.backward_of)} computed gradients"
     if n.kind == M.SCOPE:
         text += f" of {len(n.members)} ops: " + ", ".join(_name(t) for t in n.op_types[:6]) + \
             (", …" if len(n.op_types) > 6 else "")
@@ -135,12 +132,10 @@ def _rule(n: M.Node, ins: list, nodes: list, index: dict, labels: list) -> list:
     for e in ins:
         src = nodes[index[e.src]]
         v = scalar(src.value)
-        text = fmt_number(v) if v is not None else fmt_value(src.value)
-        shown = labels[index[e.src]]
-        where.append(f"{slot(e.index)} = {shown}" + (f" = {text}" if text and text != shown else ""))
-    rule = [f"{_name(n.op)}: {expr or _name(n.op) + '(…)'}", "with " + ", ".join(where)]
+        where.append(W.operand(e.index, labels[index[e.src]], fmt_number(v) if v is not None else fmt_value(src.value)))
+    rule = [W.formula(_name(n.op), expr), "with " + ", ".join(where)]
     for i, sym in enumerate(n.partials):
-        rule.append(f"{partial_name(expr, _name(n.op), i)} = {sym}")
+        rule.append(f"{W.partial_name(expr, _name(n.op), i)} = {sym}")
     sections = [["rule", rule]]
     calls = []
     for key, up in n.grads.items():
@@ -149,16 +144,12 @@ def _rule(n: M.Node, ins: list, nodes: list, index: dict, labels: list) -> list:
             g = e.grads.get(key)
             to = labels[index[e.src]]
             if g is None:
-                calls.append(f"   → {to}: nothing (not on a path to a source)")
+                calls.append("   " + W.nothing_sent(to))
                 continue
-            local = local_derivative(up, g)
             sym = n.partials[e.index] if e.index < len(n.partials) else None
-            dd = partial_name(expr, _name(n.op), e.index)
-            if sym and local is not None:
-                calls.append(f"{dd} = {sym} = {fmt_number(local)}: sent {fmt_value(up)} × {fmt_number(local)} = "
-                             f"{fmt_value(g)} → {to}")
-            else:
-                calls.append(f"{dd}{' = ' + sym if sym else ''}: sent {fmt_value(g)} → {to}")
+            head, tail = W.rule_sentence(W.partial_name(expr, _name(n.op), e.index), sym, local_derivative(up, g),
+                                         fmt_value(up), fmt_value(g), to)
+            calls.append(f"{head}: {tail}" if head else "   " + tail)
     if calls:
         sections.append(["calls", calls])
     return sections

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from ... import events as ev
 from ...trace_io import check
+from ..text.words import tape_name
 
 # Node kinds
 OP = "op"                # a recorded forward op (its output tensor)
@@ -89,6 +90,12 @@ class Node:
         """The gradient from the last gradient computation that reached this node."""
         return next(reversed(self.grads.values())) if self.grads else None
 
+    def mark(self, note: str | None = None) -> None:
+        """Draw this node as where something goes wrong (bold vermillion, a ✗), ``note`` beside it once."""
+        self.broken, self.dimmed = True, False
+        if note and note not in self.notes:
+            self.notes.append(note)
+
 
 @dataclass
 class Edge:
@@ -119,7 +126,7 @@ class Tape:
 
     @property
     def title(self) -> str:
-        return f"T{self.index}"
+        return tape_name(self.index)
 
 
 @dataclass

@@ -26,6 +26,7 @@ import numpy as np
 
 from ... import _recording as rec
 from ... import events as ev
+from ..text.words import tape_name
 
 UNTRACED_HINT = ("This tape was recorded without ad.trace(), so values and gradients were not kept: "
                  "wrap the code in `with ad.trace():` to see them.")
@@ -80,11 +81,16 @@ def events_of(source, tape=None, family=False) -> Found:
     raise TypeError(f"expected a GradientTape, a Trace, a list of events or a tensor, got {type(source).__name__}")
 
 
+def tape_numbers(events) -> dict:
+    """Engine tape id -> 1, 2...: tapes numbered by first appearance, as every picture names them (``T1``)."""
+    return {t: k for k, t in enumerate(dict.fromkeys(e.tape for e in events), 1)}
+
+
 def tape_by_number(events, number):
-    order = list(dict.fromkeys(e.tape for e in events))
+    order = list(tape_numbers(events))
     if isinstance(number, int) and 1 <= number <= len(order):
         return order[number - 1]
-    raise ValueError(f"no tape T{number} in this trace (it has {len(order)} tapes)")
+    raise ValueError(f"no tape {tape_name(number)} in this trace (it has {len(order)} tapes)")
 
 
 def family_of(events, tid):

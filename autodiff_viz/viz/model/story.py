@@ -31,21 +31,11 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 from __future__ import annotations
 
 from ... import events as ev
+from ..._shape import broadcast_axes
 from ..text import labels as L
+from ..text import words as W
 from . import graph as M
-from ..text.numbers import fmt_number, fmt_shape, fmt_short, fmt_value, scalar
-
-_LETTERS = "abcdefgh"  # operand slots in a rule's formula (the primitive table writes them so)
-
-
-def slot(i: int) -> str:
-    """The name of operand ``i`` in a formula: a, b, c..."""
-    return _LETTERS[i] if i < len(_LETTERS) else f"in{i}"
-
-
-def partial_name(expr: str, op_type: str, i: int) -> str:
-    """``∂(a · b)/∂a``: how every view writes an op's partial derivative."""
-    return f"∂({expr})/∂{slot(i)}" if expr else f"∂{op_type}/∂{slot(i)}"
+from ..text.numbers import fmt_number, fmt_short, fmt_value, scalar
 
 
 def local_derivative(upstream, sent):
@@ -129,7 +119,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         return shown[n.id] if n is not None else f"tensor {tid}"
 
     def tape_name(t):
-        return f"tape T{tape_no.get(t, t)}"
+        return f"tape {W.tape_name(tape_no.get(t, t))}"
 
     board = _Board(model)
     b = board.delta
@@ -264,7 +254,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                    "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw}
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
-                   "label": slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
+                   "label": W.slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
                   for k, e in enumerate(model.edges)],
         "steps": board.steps,
     }
@@ -315,10 +305,9 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
     u = scalar(up)
     numbers = {"upstream": u, "local": [], "sent": []}
     vals = [scalar(v) for v in op.in_values]
-    where = ", ".join(f"{slot(i)} = {label_of(tid)}" + (f" = {fmt_number(vals[i])}" if vals[i] is not None
-                                                        and label_of(tid) != fmt_number(vals[i]) else "")
+    where = ", ".join(W.operand(i, label_of(tid), fmt_number(vals[i]) if vals[i] is not None else "")
                       for i, tid in enumerate(op.inputs))
-    lines = [f"{op.op_type}: {expr or op.op_type + '(…)'}" + (f"   with {where}" if where else ""),
+    lines = [W.formula(op.op_type, expr) + (f"   with {where}" if where else ""),
              f"upstream gradient = {fmt_value(up)}"]
     for i, (tid, g) in enumerate(zip(op.inputs, step.grads)):
         sym = partials[i] if i < len(partials) else None
@@ -326,41 +315,30 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
         numbers["local"].append(local)
         numbers["sent"].append(scalar(g))
         if g is None:
-            lines.append(f"→ {label_of(tid)}: nothing (not on a path to a source)")
+            lines.append(W.nothing_sent(label_of(tid)))
             continue
-        dd = partial_name(expr, op.op_type, i)
-        if sym and local is not None:
-            lines.append(f"{dd} = {sym} = {fmt_number(local)}")
-            lines.append(f"   sent {fmt_value(up)} × {fmt_number(local)} = {fmt_value(g)} → {label_of(tid)}")
-        elif sym:
-            lines.append(f"{dd} = {sym}")
-            lines.append(f"   sent {fmt_value(g)} → {label_of(tid)}")
-        else:
-            lines.append(f"sent {fmt_value(g)} → {label_of(tid)}")
+        head, tail = W.rule_sentence(W.partial_name(expr, op.op_type, i), sym, local, fmt_value(up), fmt_value(g),
+                                     label_of(tid))
+        lines += [head, "   " + tail] if head else [tail]
         shape = tuple(op.in_shapes[i]) if i < len(op.in_shapes) else None
-        axes = _summed_axes(shape, tuple(up.shape)) if shape is not None and up is not None else ()
+        axes = stretched_axes(shape, tuple(up.shape)) if shape is not None and up is not None else ()
         if axes and tuple(g.shape) == shape:
-            where = f"axis {axes[0]}" if len(axes) == 1 else "axes " + ", ".join(str(a) for a in axes)
-            lines.append(f"{label_of(tid)} has shape {fmt_shape(shape)} and the upstream gradient "
-                         f"{fmt_shape(tuple(up.shape))}: the tape sums over {where} to give the gradient of "
-                         f"{label_of(tid)}.")
+            lines.append(W.broadcast_sentence(label_of(tid), shape, up.shape, axes))
     return lines, numbers
 
 
-def _summed_axes(shape: tuple, upstream: tuple) -> tuple:
+def stretched_axes(shape: tuple, upstream: tuple) -> tuple:
     """The axes of ``upstream`` that broadcasting stretched ``shape`` along (summed back for its gradient).
 
-    Empty when ``shape`` does not broadcast to ``upstream`` (a matmul, a reduction): nothing was stretched.
+    The tape's own rule (:func:`autodiff_viz._shape.broadcast_axes`), less the axes of length 1 (nothing
+    was copied along them); empty when ``shape`` does not broadcast to ``upstream`` (a matmul, a reduction).
 
-    >>> _summed_axes((3,), (2, 3)), _summed_axes((2, 1), (2, 4)), _summed_axes((2, 3), (3,))
+    >>> stretched_axes((3,), (2, 3)), stretched_axes((2, 1), (2, 4)), stretched_axes((2, 3), (3,))
     ((0,), (1,), ())
+    >>> stretched_axes((3,), (1, 3))
+    ()
     """
-    if shape == upstream or len(shape) > len(upstream):
-        return ()
-    padded = (1,) * (len(upstream) - len(shape)) + shape
-    if any(s not in (1, u) for s, u in zip(padded, upstream)):
-        return ()
-    return tuple(k for k, (s, u) in enumerate(zip(padded, upstream)) if s == 1 and u != 1)
+    return tuple(a for a in broadcast_axes(shape, upstream) or () if upstream[a] != 1)
 
 
 # ---------------------------------------------------------------------------

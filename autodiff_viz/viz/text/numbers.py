@@ -1,5 +1,10 @@
 """How every view writes a number, a shape and a tensor's value.
 
+The browser widgets write the numbers they compute themselves (a plot's
+ticks, an explorer's readout) with the same rules: ``common.js``'s ``fmt``
+follows :func:`fmt_number` and receives :data:`DIGITS` from
+:func:`js_constants`; the browser tests hold the two to the same strings.
+
 >>> fmt_number(12.0), fmt_number(3), fmt_number(0.123456), fmt_number(1.5e-7)
 ('12.0', '3', '0.1235', '1.5e-7')
 >>> from autodiff_viz.events import summarize
@@ -12,9 +17,10 @@ from __future__ import annotations
 import math
 
 FULL_ITEMS = 12  # a tensor of up to this many values is shown whole in a graph's box
+DIGITS = 4       # significant digits of a number written on its own
 
 
-def fmt_number(x, digits: int = 4) -> str:
+def fmt_number(x, digits: int = DIGITS) -> str:
     """A number as every view writes it: integers as integers, floats keep a ``.0`` (as TF prints them)."""
     if x is None:
         return "?"
@@ -167,3 +173,8 @@ def _wrapped(open_, items, close, width):
 def scalar(s):
     """The float a one-element summary holds, else ``None``."""
     return float(s.head[0]) if s is not None and s.size == 1 and s.head else None
+
+
+def js_constants() -> str:
+    """The number rules' one setting as a JavaScript constant for the widgets' module (``common.js``'s ``fmt``)."""
+    return f"const NUMBER_DIGITS = {DIGITS};\n"

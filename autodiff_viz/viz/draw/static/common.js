@@ -27,11 +27,20 @@ function s(tag, attrs, ...children) {
   return el;
 }
 
-function fmt(v) {
-  if (v === null || v === undefined || Number.isNaN(v)) return "–";
-  const a = Math.abs(v);
-  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(2);
-  return Number(v.toPrecision(4)).toString();
+// A number as every view writes it: the rules of fmt_number in viz/text/numbers.py (NUMBER_DIGITS, prepended
+// from there, significant digits; a float keeps its ".0"; "1.5e-7" below 0.0001 and from 10^digits up).
+// JSON does not tell 3 from 3.0, and every number a widget computes is a float: written as one.
+function fmt(v, digits = NUMBER_DIGITS) {
+  if (v === null || v === undefined) return "?";
+  if (Number.isNaN(v)) return "nan";
+  if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
+  if (v === 0) return "0.0";
+  const trim = (t) => (t.includes(".") ? t.replace(/0+$/, "").replace(/\.$/, "") : t);
+  const [mant, e] = v.toExponential(digits - 1).split("e");
+  const exp = Number(e);
+  if (exp < -4 || exp >= digits) return `${trim(mant)}e${exp}`;
+  const fixed = trim(v.toFixed(Math.max(0, digits - 1 - exp)));
+  return fixed.includes(".") ? fixed : fixed + ".0";
 }
 
 // A play/pause/step/slider/speed bar driving an integer index in 0..count-1.

@@ -1,0 +1,286 @@
+"""``check_rule``: is a gradient rule right at the given inputs and at the special points, and if not, where?"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from .. import ResourceVariable, Tensor, constant, extend
+from .._shape import broadcast_axes
+from ..test import compute_gradient
+from .messages import _cap, _count, _fmt, _hint, _input_names, _param_names, _point_words
+from .numeric import _finite_forward, _is_kink, _max_err, _one_sided, _unbroadcast, _whole_ok
+from .results import CheckResult, Divergence
+from .running import _RuleMistake, _Watcher, _custom_forward, _lookup, _primitive_forward, _run, _your_frame
+from .running import registered
+
+
+def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Callable] = None,
+               inputs: Any = None, *, rtol: float = 1e-4, atol: float = 1e-6, seed: int = 0,
+               exact_shapes: bool = False) -> CheckResult:
+    """Check a gradient rule against finite differences and name the node where it goes wrong.
+
+    Two forms:
+
+    * ``check_rule("Sin", rule, f, inputs)``: ``rule(op, grad)`` is the rule of
+      op type ``"Sin"`` (``rule=None`` checks the rule registered now);
+      ``f(*inputs)`` is a computation that uses that op at least once.
+    * ``check_rule(fn, inputs)`` or ``check_rule(fn, f, inputs)``: ``fn`` is
+      decorated with ``ad.custom_gradient``; ``f`` (a computation that calls
+      ``fn``) defaults to ``fn`` itself.
+
+    ``inputs`` is one value (a number or an array) for a one-argument ``f``, or a
+    list/tuple with one value per argument; values become float64 constants,
+    so finite differences are accurate.  Besides them the rule is checked at the
+    origin, at a tie (every input equal to the first, when their shapes agree)
+    and at a random point (``seed``).  ``exact_shapes=True``: each gradient the
+    rule returns must have its input's shape (the rule sums over broadcast
+    dimensions itself; the tape would otherwise do it).
+    The rule is installed only while checking: the registry is left as it was.
+
+    >>> import autodiff_viz as ad, numpy as np
+    >>> relu = check_rule("Relu", None, ad.nn.relu, np.array([-1.0, 0.0, 2.0]))  # a kink at 0
+    >>> relu.passed
+    True
+    """
+    if callable(op_type_or_fn) and not isinstance(op_type_or_fn, str):
+        fn = op_type_or_fn
+        given = [a for a in (rule, f, inputs) if a is not None]  # (inputs) or (f, inputs), by position or name
+        g = given.pop(0) if given and callable(given[0]) else None
+        if len(given) != 1:
+            raise TypeError("check_rule(fn, inputs) or check_rule(fn, f, inputs): give the input values once")
+        name = getattr(fn, "__name__", "fn")
+        xs, f = _as_inputs(given[0]), g or fn
+        return _check(op_type="IdentityN", f=f, xs=xs, rtol=rtol, atol=atol, seed=seed,
+                      what=f"the custom gradient of {name}", label=name,
+                      select=lambda node: node.attrs.get("function") == name,
+                      reference=_custom_forward(fn), convention=None, input_names=_param_names(fn),
+                      watcher=None)
+    op_type = op_type_or_fn
+    prim = _lookup(op_type)
+    xs = _as_inputs(inputs)
+    if f is None:
+        raise TypeError("check_rule: give f, a function of the inputs that uses the op")
+    builtin = prim.grad if callable(prim.grad) else None   # the documented convention at kinks and ties
+    watcher = _Watcher(rule if rule is not None else prim.grad, op_type, exact_shapes) if callable(
+        rule if rule is not None else prim.grad) else None
+    ctx = registered(op_type, watcher) if watcher is not None else contextlib.nullcontext()
+    with ctx:
+        return _check(op_type=op_type, f=f, xs=xs, rtol=rtol, atol=atol, seed=seed,
+                      what=f"the rule for {op_type}", label=op_type, select=lambda node: True,
+                      reference=_primitive_forward(prim), convention=builtin, input_names=None,
+                      watcher=watcher)
+
+
+def _as_inputs(inputs) -> list:
+    if inputs is None:
+        raise TypeError("give the input values: one value, or a list with one value per argument of f")
+    if isinstance(inputs, (Tensor, np.ndarray, int, float)):
+        inputs = [inputs]
+    xs = []
+    for v in inputs:
+        if isinstance(v, ResourceVariable):
+            raise TypeError("check_rule/check_prediction take values, not variables: pass v.numpy()")
+        xs.append(np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=np.float64))
+    if not xs:
+        raise TypeError("give at least one input value")
+    return xs
+
+
+def _points(f, xs, seed, names):
+    """Where to check: the given inputs, the origin, a tie, a random point (each with its words)."""
+    pts = [("the given inputs", xs)]
+    if any(np.any(a != 0) for a in xs):
+        pts.append((" = ".join(names) + " = 0", [np.zeros_like(a) for a in xs]))
+    if len(xs) >= 2 and all(a.shape == xs[0].shape for a in xs[1:]) and \
+            not all(np.array_equal(a, xs[0]) for a in xs[1:]):
+        pts.append((" = ".join(names) + " (a tie)", [xs[0].copy() for _ in xs]))
+    rng = np.random.default_rng(seed + 1)
+    pts.append(("a random point", [rng.normal(size=a.shape) for a in xs]))
+    return pts
+
+
+def _check(op_type, f, xs, rtol, atol, seed, what, label, select, reference, convention, input_names,
+           watcher) -> CheckResult:
+    names = _param_names(f, len(xs))
+    first = None
+    tried = []
+    for where, arrays in _points(f, xs, seed, names):
+        given = where == "the given inputs"
+        if not given and not _finite_forward(f, arrays):
+            continue  # the function has no value there: nothing to check
+        result = _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, reference, convention,
+                           input_names, watcher, where, names)
+        if given:
+            first = result
+        if not result.passed:
+            if not given and first is not None and first.passed:
+                result.message = result.message.replace(
+                    f"{_cap(what)} is not right", f"{_cap(what)} is right at the given inputs, but not at "
+                    f"{_point_words(where, names, arrays)}", 1)
+            return result
+        tried.append(where)
+    first.message = (f"{_cap(what)} matches finite differences at {_count(len(tried), 'point')} "
+                     f"({'; '.join(tried)}): {first.message}")
+    return first
+
+
+def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, reference, convention, input_names,
+              watcher, where, names) -> CheckResult:
+    op_label = "the custom-gradient function" if op_type == "IdentityN" else f"an op of type {op_type}"
+    xs = [constant(a) for a in arrays]
+    with np.errstate(all="ignore"):
+        run = _run(f, xs, seed)
+    rec, tr, y = run.rec, run.trace, run.target
+    show = dict(trace=tr, target=y, sources=xs, names=_labels(rec, op_type, select, label, xs, names))
+    if run.error is not None:
+        return _failed_run(run.error, what, show, watcher.node if watcher is not None else None)
+    if watcher is not None and watcher.unsummed is not None:
+        return _unsummed(watcher, op_type, show)
+    labels = show["names"]
+
+    # Which tensors depend on the inputs: only their gradients are sent.
+    reach = {extend.tensor_id(x) for x in xs}
+    for nid in rec.order:
+        node, ins = rec.ops[nid]
+        if any(extend.tensor_id(t) in reach for t in ins):
+            reach.add(node.out_id)
+
+    checked = 0
+    divergence = None
+    kinks = 0
+    for step, node, upstream, sent in rec.steps:
+        if node.type != op_type or not select(node):
+            continue
+        _, ins = rec.ops[node.id]
+        in_arrays = [np.asarray(t.numpy(), dtype=np.float64) for t in ins]
+        g = np.asarray(upstream.numpy(), dtype=np.float64)
+        checked += 1
+        conv = None
+        if convention is not None:
+            with np.errstate(all="ignore"):
+                out = convention(node, upstream)
+            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            conv = [None if c is None else _unbroadcast(c.numpy() if isinstance(c, Tensor) else c, a.shape)
+                    for c, a in zip(out, in_arrays)]
+        who = [labels.get(extend.tensor_id(t), n) for t, n in zip(ins, input_names or _input_names(len(ins)))]
+        verdicts = []
+        for i, t in enumerate(ins):
+            if extend.tensor_id(t) not in reach or not t.dtype.is_floating:
+                verdicts.append(None)
+                continue
+            got = None if sent[i] is None else np.asarray(sent[i].numpy(), dtype=np.float64)
+            verdicts.append(_judge(reference, node, in_arrays, i, g, got, conv[i] if conv else None, rtol, atol))
+        kinks += sum(int(np.any(v["kink"])) for v in verdicts if v is not None)
+        bad = next((i for i, v in enumerate(verdicts) if v is not None and not v["ok"]), None)
+        if bad is not None:
+            v = verdicts[bad]
+            name = label if op_type == "IdentityN" else node.name
+            divergence = Divergence(step, node.id, node.out_id, node.type, name, bad, g, v["got"], v["expected"],
+                                    input_name=who[bad] if bad < len(who) else f"input {bad}", point=where,
+                                    why=v["why"])
+            divergence.hint = _hint(divergence, verdicts, g, where, names, arrays, who)
+            break
+
+    if checked == 0:
+        return CheckResult(False, f"f never used {op_label}, so {what} was never run: build f from it.", **show)
+    with np.errstate(all="ignore"):
+        theoretical, numerical = compute_gradient(f, xs)
+    jac_ok, jac_kink = _whole_ok(f, xs, theoretical, numerical, rtol, atol)
+    passed = jac_ok and divergence is None
+    mark, note = None, ""
+    if passed:
+        msg = (f"{_count(checked, 'node')} checked each time, largest difference "
+               f"{_max_err(theoretical, numerical, jac_kink):.2g}"
+               + ("; at ties and kinks the documented convention was followed" if kinks or jac_kink else "") + ".")
+    elif divergence is not None:
+        d = divergence
+        msg = f"{_cap(what)} is not right. The numbers first diverge at {d.describe()}."
+        if d.why:
+            msg += " " + d.why
+        if d.hint:
+            msg += " " + d.hint
+        mark = d.tensor
+        note = (f"Rule sent {_fmt(d.got) if d.got is not None else 'None'} to {d.input_name}; "
+                f"right: {_fmt(d.expected)}.")
+    else:
+        msg = (f"{_cap(what)} gives each node the right numbers, but the gradient of the whole computation "
+               f"differs from finite differences by {_max_err(theoretical, numerical):.2g}.")
+    return CheckResult(passed, msg, divergence, theoretical, numerical, mark=mark, note=note, **show)
+
+
+def _labels(rec, op_type, select, label, xs, names) -> dict:
+    """Names for the picture: the function's parameters for the inputs, the custom function's name for its node."""
+    out = {extend.tensor_id(x): n for x, n in zip(xs, names)}
+    if op_type == "IdentityN":
+        for nid in rec.order:
+            node, _ = rec.ops[nid]
+            if node.type == op_type and select(node):
+                out[node.out_id] = label
+    return out
+
+
+def _judge(reference, node, arrays, i, upstream, got, conv, rtol, atol) -> dict:
+    """Is what the rule sent to input ``i`` right?  Finite differences decide, or the convention at a kink."""
+    right, left, central = _one_sided(reference, node, arrays, i, upstream)
+    kink = _is_kink(right, left)
+    expected = central.copy()
+    why = ""
+    if np.any(kink):
+        lo, hi = np.minimum(right, left), np.maximum(right, left)
+        if conv is not None:
+            expected[kink] = conv[kink]
+            why = ("Here the slopes from the left and the right differ (a tie or a kink), so finite differences "
+                   "cannot decide: the checker follows the documented convention, TensorFlow's, which the "
+                   "built-in rule implements.")
+        else:
+            inside = (got >= lo - atol) & (got <= hi + atol) if got is not None and got.shape == lo.shape else False
+            expected[kink] = np.where(inside, got, (lo + hi) / 2)[kink]
+            why = (f"Here the slopes from the left and the right differ (a kink): any value from {_fmt(lo)} to "
+                   f"{_fmt(hi)} is accepted, elementwise.")
+    finite = np.isfinite(expected)
+    if got is None:
+        ok = bool(np.allclose(expected[finite], 0.0, atol=atol))  # None for a zero gradient is what TF does too
+    elif got.shape != expected.shape:
+        ok = False
+    else:
+        with np.errstate(all="ignore"):
+            ok = bool(np.all(np.isclose(got, expected, rtol=rtol, atol=atol) | ~finite))
+    return {"ok": ok, "got": got, "expected": expected, "kink": kink, "why": why if not ok and np.any(kink) else ""}
+
+
+def _failed_run(e, what, show, node=None) -> CheckResult:
+    mark = note = None
+    if node is not None:
+        mark, note = node.out_id, "Its rule raised an error."
+    if isinstance(e, _RuleMistake):
+        msg = str(e)
+        mark, note = e.node.out_id, "The rule's result does not fit here."
+    else:
+        text = str(e)
+        if isinstance(e, AttributeError) and text.isidentifier():
+            text = f"no attribute {text!r}"
+        msg = f"Running {what} raised {type(e).__name__}: {text}"
+        frame = _your_frame(e)
+        if frame is not None:
+            line = (frame.line or "").strip()
+            msg += f", in {frame.name}, line {frame.lineno}" + (f": {line}" if line else "")
+            if isinstance(e, AttributeError) and "op." in line:
+                msg += ". A rule's op has .inputs and .outputs (lists of tensors) and .type"
+        msg += "."
+    return CheckResult(False, msg, mark=mark, note=note or "", **show)
+
+
+def _unsummed(watcher, op_type, show) -> CheckResult:
+    op, i, got, want = watcher.unsummed
+    name = show["names"].get(op.in_ids[i], _input_names(len(op.inputs))[i])
+    axes = broadcast_axes(want, got)
+    keep = any(a >= len(got) - len(want) for a in axes)
+    how = (f"ad.reduce_sum(g, axis={axes[0] if len(axes) == 1 else list(axes)}"
+           + (", keepdims=True" if keep else "") + ")")
+    msg = (f"The rule for {op_type} sent a gradient of shape {got} to {name}, whose shape is {want}. "
+           f"{name} was broadcast (copied) along axis {', '.join(map(str, axes))} to make the output, so its "
+           f"gradient is the sum over the copies: {how}. In this exercise the tape does not sum for you.")
+    return CheckResult(False, msg, mark=op.out_id, note=f"Sent shape {got} to {name} of shape {want}.", **show)
+
