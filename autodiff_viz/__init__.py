@@ -33,7 +33,7 @@ from . import config, errors, image, linalg, math, nn, random, test
 from .config import device
 from ._module import Module
 from . import autodiff, data, extend, keras
-from .events import Trace
+from .traces import Trace
 from ._recording import trace
 from ._missing import missing_api as _missing_api
 

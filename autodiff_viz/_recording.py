@@ -35,7 +35,8 @@ from ._registry import PRIMITIVES
 from ._tape import GradientTape
 from ._tensor import ResourceVariable, Tensor
 from .events import (Accumulate, BackwardStep, Event, GradientBegin, GradientEnd, Leave, Op, OpSkipped, State,
-                     TapeBegin, TapeEnd, TapeReset, Trace, Watch)
+                     TapeBegin, TapeEnd, TapeReset, Watch)
+from .traces import Trace
 
 
 def summarize(value):

@@ -337,7 +337,8 @@ def _died(script, code, mib):
 
 def _run_script(args):
     """Run the script in a child process under a trace; its trace and tapes, or a printed reason to stop."""
-    from .events import Trace, TraceFormatError
+    from .events import TraceFormatError
+    from .traces import Trace
 
     script = pathlib.Path(args.script)
     if not script.is_file():
@@ -427,7 +428,8 @@ def _graph_command(args) -> int:
 
 
 def _animate_command(args) -> int:
-    from . import events, viz
+    from . import viz
+    from .traces import Trace
 
     script = pathlib.Path(args.script)
     out = pathlib.Path(args.output) if args.output else script.with_suffix(".gif")
@@ -439,7 +441,7 @@ def _animate_command(args) -> int:
     source = tr
     if args.tape is not None:  # that tape's events only: its forward ops and its backward pass
         raw = tapes[args.tape - 1]
-        source = events.Trace([e for e in tr.events if e.tape == raw])
+        source = Trace([e for e in tr.events if e.tape == raw])
     anim = viz.animate(source, title=args.title, rankdir=args.rankdir, names=names or None)
     print(anim.save(out, fps=args.fps))
     return 0

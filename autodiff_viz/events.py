@@ -1,4 +1,4 @@
-"""Trace events: the plain records every view reads (the schema and ``Trace``; JSON is :mod:`.trace_io`).
+"""Trace events: the plain records every view reads (the schema; a ``Trace`` and its JSON are :mod:`.traces`).
 
 This module is pure data: it imports nothing of the engine, so it is the one
 file a renderer author reads.  :mod:`autodiff_viz._recording` turns what the
@@ -41,7 +41,6 @@ VERSION = 2  # 2: op events carry the op's display formula and partial derivativ
 HEAD = 16  # how many leading values a summary keeps (a tensor of up to 16 elements is shown in full)
 # Trace.from_json/load refuse longer documents unread: about the JSON of a million events (the
 # recorder's default cap), while parsing it still fits in the memory of an ordinary machine.
-MAX_JSON_CHARS = 2 ** 30
 
 
 # ---------------------------------------------------------------------------
@@ -325,89 +324,6 @@ def make(cls, seq: int, tape: int, **fields) -> Event:
     return e
 
 
-# ---------------------------------------------------------------------------
-# The trace
-# ---------------------------------------------------------------------------
-class Trace:
-    """An ordered list of events, from ``with ad.trace() as tr:`` or loaded from JSON.
-
-    Tensors and tapes are named by plain integer ids; ``seq`` is an event's
-    position in its trace.
-
-    ``events`` is a plain list; ``to_json``/``from_json`` round-trip it.
-    """
-
-    def __init__(self, events=None):
-        self._events: list[Event] = list(events or [])
-        self.tensors: dict = {}  # filled only by trace(keep_tensors=True)
-        self.dropped = 0         # events left out once the trace was full (trace(max_events=...))
-        self._recorder = None    # a live recording with announcements not yet turned into events
-
-    @property
-    def events(self) -> list:
-        """The events, in order (a recording still turning announcements into events finishes first)."""
-        if self._recorder is not None:
-            self._recorder.flush()
-        return self._events
-
-    def __repr__(self):
-        tapes = sorted({e.tape for e in self.events})
-        return f"<Trace: {len(self.events)} events, tapes {tapes}>"
-
-    def __len__(self):
-        return len(self.events)
-
-    def __iter__(self):
-        return iter(self.events)
-
-    def tapes(self) -> list[int]:
-        """Tape ids in order of first appearance."""
-        seen: dict[int, None] = {}
-        for e in self.events:
-            seen.setdefault(e.tape, None)
-        return list(seen)
-
-    def of_kind(self, kind: str) -> list[Event]:
-        return [e for e in self.events if e.kind == kind]
-
-    # -- JSON (the format and its checks live in autodiff_viz.trace_io) ----
-    def to_dict(self) -> dict:
-        from . import trace_io  # noqa: PLC0415  (trace_io reads this module's classes)
-
-        return trace_io.to_dict(self.events)
-
-    def to_json(self, indent=None) -> str:
-        """Plain JSON (non-finite numbers are written as the strings "nan", "inf", "-inf")."""
-        from . import trace_io  # noqa: PLC0415
-
-        return trace_io.to_json(self.events, indent)
-
-    @classmethod
-    def from_dict(cls, data) -> "Trace":
-        """A trace from its plain form (what :meth:`to_dict` gives); see :func:`autodiff_viz.trace_io.from_dict`."""
-        from . import trace_io  # noqa: PLC0415
-
-        return cls(trace_io.from_dict(data))
-
-    @classmethod
-    def from_json(cls, text: str | bytes, max_chars: int | None = MAX_JSON_CHARS) -> "Trace":
-        """Load and validate a trace; see :func:`autodiff_viz.trace_io.from_json` for what is refused."""
-        from . import trace_io  # noqa: PLC0415
-
-        return cls(trace_io.from_json(text, max_chars))
-
-    def save(self, path) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_json())
-
-    @classmethod
-    def load(cls, path, max_chars: int | None = MAX_JSON_CHARS) -> "Trace":
-        """Read a trace saved by :meth:`save`; see :func:`autodiff_viz.trace_io.read` for the limits."""
-        from . import trace_io  # noqa: PLC0415
-
-        return cls(trace_io.read(path, max_chars))
-
-
 class TraceFormatError(ValueError):
     """A JSON document that is not a valid autodiff_viz trace."""
 
@@ -415,5 +331,5 @@ class TraceFormatError(ValueError):
 __all__ = [
     "Event", "TapeBegin", "TapeEnd", "TapeReset", "Watch", "Op", "OpSkipped", "Leave", "State",
     "GradientBegin", "BackwardStep", "Accumulate", "GradientEnd", "Summary", "summarize",
-    "Trace", "TraceFormatError", "EVENT_TYPES", "FORMAT", "VERSION",
+    "TraceFormatError", "EVENT_TYPES", "FORMAT", "VERSION",
 ]

@@ -305,12 +305,12 @@ def test_interrupting_the_command_stops_the_script(tmp_path):
 
 def test_the_trace_comes_back_through_the_checked_loader(tmp_path, monkeypatch):
     # what the child hands back is read with Trace.load: a broken file is one line, not a traceback
-    from autodiff_viz import events
+    from autodiff_viz import events, traces
 
     def broken(*args, **kwargs):
         raise events.TraceFormatError("events[0].tensor: integer 99999999999999999999999 is out of range")
 
-    monkeypatch.setattr(events.Trace, "load", classmethod(broken))
+    monkeypatch.setattr(traces.Trace, "load", classmethod(broken))
     (tmp_path / "s.py").write_text(SCRIPT)
     err = []
     monkeypatch.setattr(sys, "stderr", type("E", (), {"write": lambda self, t: err.append(t),

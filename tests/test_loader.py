@@ -4,7 +4,7 @@ import json
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz import events as ev
+from autodiff_viz import events as ev, traces
 
 HEAD = '{"format":"autodiff_viz.trace","version":2,"events":['
 
@@ -107,7 +107,7 @@ def test_document_size_is_bounded_before_parsing():
     with pytest.raises(ev.TraceFormatError, match="more than the limit of 10"):
         ad.Trace.from_json(text, max_chars=10)
     assert len(ad.Trace.from_json(text, max_chars=None)) == 1
-    assert ev.MAX_JSON_CHARS >= 2 ** 28
+    assert traces.MAX_JSON_CHARS >= 2 ** 28
 
 
 def test_wrong_argument_types():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz import events as ev, trace_io
+from autodiff_viz import events as ev, traces
 from autodiff_viz import tour
 from autodiff_viz._registry import NOT_DIFFERENTIABLE, PRIMITIVES
 from autodiff_viz.viz.model import graph as _model, story as _story
@@ -179,7 +179,7 @@ def test_broken_traces_raise_a_format_error(events, words):
 
 def test_a_cyclic_trace_from_json_is_refused_when_it_loads():
     events = [ev.TapeBegin(0, 1), _op(1, 1, (12,), 11), _op(2, 2, (11,), 12)]
-    text = json.dumps({"format": ev.FORMAT, "version": ev.VERSION, "events": [trace_io.event_to_dict(e) for e in events]})
+    text = json.dumps({"format": ev.FORMAT, "version": ev.VERSION, "events": [traces.event_to_dict(e) for e in events]})
     with pytest.raises(ev.TraceFormatError, match=r"event 2 \(op Mul\): output 12 is used before the op makes it"):
         ad.Trace.from_json(text)
     with pytest.raises(ev.TraceFormatError, match="a cycle"):  # the same rule for a hand-written list
@@ -309,7 +309,7 @@ def test_events_made_later_equal_events_made_at_once():
     # Small values wait and become events when the trace is read; keep_tensors=True makes every event at
     # once.  Both give the same events (ids differ between runs: compare everything else).
     def plain(tr):
-        return [{k: v for k, v in trace_io.event_to_dict(e).items() if k not in ("tape", "node", "tensor", "inputs",
+        return [{k: v for k, v in traces.event_to_dict(e).items() if k not in ("tape", "node", "tensor", "inputs",
                  "output", "targets", "sources", "variable", "parent")} for e in tr.events]
     assert plain(_scalar_steps(False)) == plain(_scalar_steps(True))
     tr = _scalar_steps(False)

@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import events as _events
+from .. import traces as _traces
 from .. import viz
 from .display import verdict_colour
 from .messages import _fmt
@@ -64,7 +64,7 @@ class CheckResult:
     divergence: Optional[Divergence] = None
     theoretical: Optional[list] = None       # the tape's Jacobians (compute_gradient layout)
     numerical: Optional[list] = None         # finite-difference Jacobians
-    trace: Optional[_events.Trace] = None    # events of one run of the computation, for pictures
+    trace: Optional[_traces.Trace] = None    # events of one run of the computation, for pictures
     target: Any = None                       # the target tensor of that run
     sources: Sequence = ()                   # its source tensors
     explanation: Any = None                  # viz.explain(...) for a wrong None

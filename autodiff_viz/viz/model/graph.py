@@ -35,7 +35,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ... import events as ev
-from ...trace_io import check
+from ...traces import check
 from ..text.words import tape_name
 
 # Node kinds

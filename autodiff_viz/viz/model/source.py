@@ -26,6 +26,7 @@ import numpy as np
 
 from ... import _recording as rec
 from ... import events as ev
+from ...traces import Trace
 from ..text.words import tape_name
 
 UNTRACED_HINT = ("This tape was recorded without ad.trace(), so values and gradients were not kept: "
@@ -46,7 +47,7 @@ class Found:
 
 
 def is_event_list(obj) -> bool:
-    return isinstance(obj, ev.Trace) or (isinstance(obj, (list, tuple)) and all(isinstance(e, ev.Event)
+    return isinstance(obj, Trace) or (isinstance(obj, (list, tuple)) and all(isinstance(e, ev.Event)
                                                                                 for e in obj))
 
 

@@ -1,6 +1,8 @@
-"""Traces as JSON, and the invariants every trace keeps: the one place that refuses a broken trace.
+"""A trace: the events of a recording in order, its JSON, and the invariants every trace keeps.
 
-:mod:`autodiff_viz.events` is the schema; this module reads and writes it.
+:mod:`autodiff_viz.events` is the schema; this module holds :class:`Trace`
+(what ``ad.trace()`` fills) and reads and writes it: the one place that
+refuses a broken trace.
 Loading checks every field of every event against the schema's types and
 ranges (a hostile or garbled document gets a :class:`TraceFormatError` naming
 the field, never ``RecursionError``, ``OverflowError`` or a silently odd
@@ -11,15 +13,15 @@ a hand-written list is held to the same rules as a loaded file.  All work is
 linear in the size of the document.
 
 >>> import autodiff_viz as ad
->>> from autodiff_viz import trace_io
+>>> from autodiff_viz import traces
 >>> x = ad.constant(3.0)
 >>> with ad.trace() as tr:
 ...     with ad.GradientTape() as tape:
 ...         tape.watch(x)
 ...         y = x * x
->>> trace_io.from_json(trace_io.to_json(tr.events)) == tr.events
+>>> traces.from_json(traces.to_json(tr.events)) == tr.events
 True
->>> trace_io.from_json('{"format": "autodiff_viz.trace", "version": 2, "events": [{"kind": "nope"}]}')
+>>> traces.from_json('{"format": "autodiff_viz.trace", "version": 2, "events": [{"kind": "nope"}]}')
 Traceback (most recent call last):
 ...
 autodiff_viz.events.TraceFormatError: events[0]: unknown event kind 'nope' (known: tape_begin, tape_end, tape_reset, watch, op, op_skipped, leave, state, gradient_begin, backward_step, accumulate, gradient_end)
@@ -35,8 +37,84 @@ import types
 import typing
 from typing import Union
 
-from .events import (EVENT_TYPES, FORMAT, HEAD, MAX_JSON_CHARS, VERSION, Accumulate, BackwardStep, Event, Leave,
+from .events import (EVENT_TYPES, FORMAT, HEAD, VERSION, Accumulate, BackwardStep, Event, Leave,
                      Op, OpSkipped, Summary, TraceFormatError, Watch)
+
+
+MAX_JSON_CHARS = 2 ** 30  # the longest document from_json reads unless told otherwise
+
+
+# ---------------------------------------------------------------------------
+# The trace
+# ---------------------------------------------------------------------------
+class Trace:
+    """An ordered list of events, from ``with ad.trace() as tr:`` or loaded from JSON.
+
+    Tensors and tapes are named by plain integer ids; ``seq`` is an event's
+    position in its trace.
+
+    ``events`` is a plain list; ``to_json``/``from_json`` round-trip it.
+    """
+
+    def __init__(self, events=None):
+        self._events: list[Event] = list(events or [])
+        self.tensors: dict = {}  # filled only by trace(keep_tensors=True)
+        self.dropped = 0         # events left out once the trace was full (trace(max_events=...))
+        self._recorder = None    # a live recording with announcements not yet turned into events
+
+    @property
+    def events(self) -> list:
+        """The events, in order (a recording still turning announcements into events finishes first)."""
+        if self._recorder is not None:
+            self._recorder.flush()
+        return self._events
+
+    def __repr__(self):
+        tapes = sorted({e.tape for e in self.events})
+        return f"<Trace: {len(self.events)} events, tapes {tapes}>"
+
+    def __len__(self):
+        return len(self.events)
+
+    def __iter__(self):
+        return iter(self.events)
+
+    def tapes(self) -> list[int]:
+        """Tape ids in order of first appearance."""
+        seen: dict[int, None] = {}
+        for e in self.events:
+            seen.setdefault(e.tape, None)
+        return list(seen)
+
+    def of_kind(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e.kind == kind]
+
+    # -- JSON ------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return to_dict(self.events)
+
+    def to_json(self, indent=None) -> str:
+        """Plain JSON (non-finite numbers are written as the strings "nan", "inf", "-inf")."""
+        return to_json(self.events, indent)
+
+    @classmethod
+    def from_dict(cls, data) -> "Trace":
+        """A trace from its plain form (what :meth:`to_dict` gives); see :func:`autodiff_viz.from_dict`."""
+        return cls(from_dict(data))
+
+    @classmethod
+    def from_json(cls, text: str | bytes, max_chars: int | None = MAX_JSON_CHARS) -> "Trace":
+        """Load and validate a trace; see :func:`autodiff_viz.from_json` for what is refused."""
+        return cls(from_json(text, max_chars))
+
+    def save(self, path) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+
+    @classmethod
+    def load(cls, path, max_chars: int | None = MAX_JSON_CHARS) -> "Trace":
+        """Read a trace saved by :meth:`save`; see :func:`autodiff_viz.read` for the limits."""
+        return cls(read(path, max_chars))
 
 
 # ---------------------------------------------------------------------------
