@@ -324,10 +324,17 @@ def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Calla
                       reference=_custom_forward(fn), convention=None, input_names=_param_names(fn),
                       watcher=None)
     op_type = op_type_or_fn
+    if not isinstance(op_type, str):
+        raise TypeError("check_rule: the first argument must be an op type such as 'Sin', or a function decorated "
+                        f"with ad.custom_gradient; got {type(op_type).__name__} {op_type!r:.60}")
+    if rule is not None and not callable(rule):  # never fall back to the registered rule silently
+        raise TypeError(f"check_rule({op_type!r}, rule, f, inputs): rule must be a function rule(op, grad), or None "
+                        f"to check the rule registered now; got {type(rule).__name__} {rule!r:.60}")
     prim = _lookup(op_type)
     xs = _as_inputs(inputs)
     if f is None:
         raise TypeError("check_rule: give f, a function of the inputs that uses the op")
+    _need_function(f, f"check_rule({op_type!r}, rule, f, inputs)", "f", "a function of the inputs that uses the op")
     builtin = prim.grad if callable(prim.grad) else None   # the documented convention at kinks and ties
     watcher = _Watcher(rule if rule is not None else prim.grad, op_type, exact_shapes) if callable(
         rule if rule is not None else prim.grad) else None
@@ -337,6 +344,11 @@ def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Calla
                       what=f"the rule for {op_type}", label=op_type, select=lambda node: True,
                       reference=_primitive_forward(prim), convention=builtin, input_names=None,
                       watcher=watcher)
+
+
+def _need_function(value, call, name, what) -> None:
+    if not callable(value):
+        raise TypeError(f"{call}: {name} must be {what}, got {type(value).__name__} {value!r:.60}")
 
 
 def _as_inputs(inputs) -> list:
@@ -822,6 +834,7 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
     >>> r.passed, r.message
     (True, 'Right: d/dx = 6.0.')
     """
+    _need_function(f, "check_prediction(f, inputs, predicted)", "f", "the function whose gradient is predicted")
     single = not isinstance(inputs, (list, tuple))
     items = [inputs] if single else list(inputs)
     sources = [v if isinstance(v, ResourceVariable) else (v if isinstance(v, Tensor) else constant(v))
