@@ -44,6 +44,9 @@ class ForwardAccumulator:
                 raise TypeError(f"ForwardAccumulator: primals must be tensors or variables, got {type(p).__name__}")
             if not p.dtype.is_floating:
                 raise ValueError(f"ForwardAccumulator: primal of dtype {p.dtype.name} is not floating")
+            if t is None:  # (TF raises ValueError too: None does not convert to a tensor)
+                raise ValueError(f"ForwardAccumulator: the tangent for the primal of shape {p.shape} is None; give "
+                                 "a tensor of the primal's shape and dtype (the direction to differentiate along)")
             t = _t.convert_to_tensor(t, dtype=p.dtype) if not isinstance(t, Tensor) else t
             if t.shape != p.shape:
                 raise ValueError(f"ForwardAccumulator: tangent of shape {t.shape} for a primal of shape {p.shape}")

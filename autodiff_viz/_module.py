@@ -7,6 +7,7 @@ from ._tape import name_scope as _name_scope
 from ._tensor import ResourceVariable
 
 _name_counts: dict = {}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # tf.Module's rule for names (ASCII only)
 
 
 def unique_name(base: str) -> str:
@@ -64,9 +65,17 @@ class Module:
     def __init__(self, name: str | None = None):
         if name is None:
             name = unique_name(_snake_case(type(self).__name__))
-        elif not isinstance(name, str) or not name:
-            raise ValueError(f"Module: name must be a non-empty string, got {name!r}")
+        else:
+            self._check_name(name)
         self._name = name
+
+    def _check_name(self, name) -> None:
+        """As ``tf.Module``: a name must be a Python identifier in ASCII (``'dense_1'``, not ``'bad name'``)."""
+        if not isinstance(name, str):  # (TF's pattern match raises TypeError on these)
+            raise TypeError(f"{type(self).__name__}: name must be a string, got {name!r:.60} ({type(name).__name__})")
+        if not _IDENTIFIER.match(name):
+            raise ValueError(f"{type(self).__name__}: {name!r} is not a valid module name; module names must be "
+                             "valid Python identifiers (letters, digits and _, not starting with a digit)")
 
     @property
     def name(self) -> str:

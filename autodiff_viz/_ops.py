@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math as _math
+import sys as _sys
 
 import numpy as _np
 
@@ -17,7 +18,7 @@ from ._tensor import (  # noqa: F401  (matmul, truediv and InvalidArgumentError 
     InvalidArgumentError, Tensor, _cast, _int_arg, _shape_arg, _wrap, as_tensor, binary, convert_to_tensor, execute,
     getitem, matmul, numeric, truediv, unary,
 )
-from .errors import DTypeMismatchError
+from .errors import DTypeMismatchError, ResourceExhaustedError
 
 _P = _registry.PRIMITIVES
 _namespace_of = _backend.namespace_of
@@ -124,13 +125,30 @@ def greater(x, y, name=None): return _binary("Greater", x, y)
 def greater_equal(x, y, name=None): return _binary("GreaterEqual", x, y)
 def equal(x, y, name=None): return _binary("Equal", x, y)
 def not_equal(x, y, name=None): return _binary("NotEqual", x, y)
-def logical_and(x, y, name=None): return _binary("LogicalAnd", x, y)
-def logical_or(x, y, name=None): return _binary("LogicalOr", x, y)
-def logical_not(x, name=None): return _unary("LogicalNot", x)
+def logical_and(x, y, name=None): return _binary("LogicalAnd", *_bools("LogicalAnd", x, y))
+def logical_or(x, y, name=None): return _binary("LogicalOr", *_bools("LogicalOr", x, y))
+def logical_not(x, name=None): return _unary("LogicalNot", *_bools("LogicalNot", x))
+
+
+def _bools(op, *xs):
+    """The operands of a logical op as tensors; as TF's kernels, only bool ones (no truthiness of numbers)."""
+    out = []
+    for i, x in enumerate(xs):
+        t = as_tensor(x, None, op)
+        if not t.dtype.is_bool:
+            raise InvalidArgumentError(f"{op}: input {i} must be a bool tensor, got dtype {t.dtype.name} (shape "
+                                       f"{t.shape}); compare first (x > 0) or use ad.cast(x, ad.bool)")
+        out.append(t)
+    return out
 
 
 # -- reductions ------------------------------------------------------------
-def _axis(axis, ndim, op):
+def _axis(axis, ndim, op, repeats=False):
+    """``axis`` (an int, a list of ints or an integer tensor) as sorted non-negative axes.
+
+    An axis named twice (``[0, 0]``, or ``[0, -2]`` of a matrix) is refused as
+    TF's reductions refuse it, unless ``repeats`` (squeeze, where TF allows it).
+    """
     if axis is None:
         return None
     if isinstance(axis, Tensor):
@@ -147,6 +165,10 @@ def _axis(axis, ndim, op):
         if not -ndim <= a < builtins.max(ndim, 1):
             raise InvalidArgumentError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
         out.append(a % builtins.max(ndim, 1))
+    if not repeats and len(set(out)) != len(out):
+        twice = sorted({a for a in out if out.count(a) > 1})
+        raise InvalidArgumentError(f"{op}: axis {axis!r} names dimension {twice[0]} more than once (a tensor of rank "
+                                   f"{ndim}); give each axis once")
     return tuple(sorted(set(out)))
 
 
@@ -186,14 +208,14 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 
 
 def argmax(x, axis=None, output_type=None, name=None):
-    x = as_tensor(x)
+    x = as_tensor(x, None, "ArgMax")
     axis = 0 if axis is None else _axis(axis, x.ndim, "ArgMax")[0]
     out = _execute(_P["ArgMax"], (x,), {"axis": axis})
     return cast(out, output_type) if output_type is not None else out
 
 
 def argmin(x, axis=None, output_type=None, name=None):
-    x = as_tensor(x)
+    x = as_tensor(x, None, "ArgMin")
     axis = 0 if axis is None else _axis(axis, x.ndim, "ArgMin")[0]
     out = _execute(_P["ArgMin"], (x,), {"axis": axis})
     return cast(out, output_type) if output_type is not None else out
@@ -233,7 +255,7 @@ def reshape(tensor, shape, name=None):
 
 def squeeze(input, axis=None, name=None):
     input = as_tensor(input)
-    axes = _axis(axis, input.ndim, "Squeeze")
+    axes = _axis(axis, input.ndim, "Squeeze", repeats=True)
     if axes is not None:
         for a in axes:
             if input.shape[a] != 1:
@@ -358,7 +380,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
 
 def cast(x, dtype, name=None):
-    x = as_tensor(x)
+    x = as_tensor(x, None, "Cast")
     try:
         dtype = _dtypes.as_dtype(dtype)
     except TypeError as e:
@@ -383,8 +405,25 @@ def _make(fn, *args, dtype=None, **kw):
     return _wrap(fn(xp)(*args, dtype=_backend.shim(xp).dtype(_np_dtype(dtype)), **kw))
 
 
-def zeros(shape, dtype=None, name=None): return _make(lambda xp: xp.zeros, _shape_arg(shape, "zeros"), dtype=dtype)
-def ones(shape, dtype=None, name=None): return _make(lambda xp: xp.ones, _shape_arg(shape, "ones"), dtype=dtype)
+def zeros(shape, dtype=None, name=None): return _new_filled("zeros", shape, dtype, lambda xp: xp.zeros)
+def ones(shape, dtype=None, name=None): return _new_filled("ones", shape, dtype, lambda xp: xp.ones)
+
+
+def _new_filled(op, shape, dtype, fn):
+    dims = _shape_arg(shape, op)
+    return _allocated(op, dims, _np_dtype(dtype), lambda: _make(fn, dims, dtype=dtype))
+
+
+def _allocated(op, dims, np_dtype, make):
+    """``make()``, a new array of shape ``dims``; one too large to allocate is TF's ``ResourceExhaustedError``."""
+    nbytes = _math.prod(dims) * _np.dtype(np_dtype).itemsize
+    try:
+        if nbytes > _sys.maxsize:  # past what any array can index (NumPy says so with a ValueError)
+            raise MemoryError
+        return make()
+    except MemoryError:
+        raise ResourceExhaustedError(f"{op}: OOM when allocating a tensor of shape {dims} and dtype "
+                                     f"{_dtypes.as_dtype(np_dtype).name}: {nbytes:,} bytes") from None
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=None, name=None):
@@ -415,7 +454,10 @@ def fill(dims, value, name=None):
     if v.ndim != 0:
         raise InvalidArgumentError(f"Fill: value must be a scalar, got shape {v.shape}")
     xp = _namespace_of(v._value)
-    return _wrap(xp.full(_shape_arg(dims, "Fill"), v.numpy().item(), dtype=v._value.dtype))  # the standard takes a Python scalar
+    shape = _shape_arg(dims, "Fill")
+    # (the standard's full takes a Python scalar)
+    return _allocated("Fill", shape, v.dtype.as_numpy_dtype,
+                      lambda: _wrap(xp.full(shape, v.numpy().item(), dtype=v._value.dtype)))
 
 
 def linspace(start, stop, num, name=None, axis=0):

@@ -9,6 +9,7 @@ replaces a rule for the length of a ``with`` block only.
 """
 from __future__ import annotations
 
+import builtins
 import contextlib
 
 
@@ -79,12 +80,29 @@ def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None,
     formula in the inputs ``a, b, c...`` and then each input's partial
     derivative, ``("a · b", "b", "a")``; trace events carry these strings.
     """
+    _check_definition(type, forward, grad, jvp)
     if type in PRIMITIVES:
         raise ValueError(f"defop: an op type named {type!r} is already defined (running a cell twice?): take it "
                          f"with ad.extend.lookup({type!r}), or give the new op another name")
     p = Primitive(type, forward, grad, jvp, save, save_output, show[0], tuple(show[1:]))
     PRIMITIVES[type] = p
     return p
+
+
+def _check_definition(op_type, forward, grad, jvp) -> None:
+    """Refuse, when the op is defined, what would otherwise fail only when it runs or is differentiated."""
+    if not isinstance(op_type, str) or not op_type:
+        raise TypeError(f"defop: the op type must be a non-empty string such as 'MyCube', got {op_type!r:.60}")
+    if not callable(forward):
+        raise TypeError(f"defop({op_type!r}): forward must be a function forward(xp, *arrays), got "
+                        f"{builtins.type(forward).__name__} {forward!r:.60}")
+    if not (callable(grad) or grad is NOT_DIFFERENTIABLE or grad is _MISSING):
+        raise TypeError(f"defop({op_type!r}): grad must be a function grad(op, upstream), or "
+                        f"ad.extend.NOT_DIFFERENTIABLE for an op without a gradient (leave it out to register one "
+                        f"later with ad.RegisterGradient); got {builtins.type(grad).__name__} {grad!r:.60}")
+    if jvp is not None and not callable(jvp):
+        raise TypeError(f"defop({op_type!r}): jvp must be a function jvp(op, tangents) or None, got "
+                        f"{builtins.type(jvp).__name__} {jvp!r:.60}")
 
 
 def lookup(type: str) -> Primitive:

@@ -60,8 +60,8 @@ class GradientTape:
     """
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
-        self._persistent = bool(persistent)
-        self._auto = bool(watch_accessed_variables)
+        self._persistent = _flag(persistent, "persistent")
+        self._auto = _flag(watch_accessed_variables, "watch_accessed_variables")
         self._id = _tape_ids()
         self._records: list | None = []
         self._live: set = set()
@@ -74,14 +74,17 @@ class GradientTape:
         self._parent = None
         self._traces: list = []  # the ad.trace()s that saw this tape: it keeps them alive, the package doesn't
         self._entry = None       # what stands on the thread's stack for a tape started by watch(): _ImplicitEntry
+        self._ended = False      # its `with` block ended: as in TF, a later watch() does not start it again
 
     # -- context --------------------------------------------------------------
     def __enter__(self):
         self._push()
+        self._ended = False
         return self
 
     def __exit__(self, *exc):
         self._pop()
+        self._ended = True
         return False
 
     def _push(self, implicit=False):
@@ -112,7 +115,8 @@ class GradientTape:
         A tape used without ``with`` starts recording at its first ``watch``
         and stops when ``gradient`` is called (the guides use it that way), or
         when the program lets go of the tape: one never used does not go on
-        recording every later op.
+        recording every later op.  A tape whose ``with`` block has ended takes
+        the watch but records nothing more (as in TF).
         """
         for t in _nest.flatten(tensor):
             if not isinstance(t, Tensor):
@@ -126,7 +130,7 @@ class GradientTape:
                 self._live.add(t._id)
                 if LISTENING[0]:
                     emit("watch", tape=self, tensor=t, auto=False)
-        if not self._pushed and not self._spent and not self._recording:
+        if not self._pushed and not self._spent and not self._recording and not self._ended:
             self._implicit = True
             self._push(implicit=True)
 
@@ -419,6 +423,18 @@ class _ImplicitEntry:
 
     def __repr__(self):
         return f"<stack entry of implicit GradientTape {self._id}>"
+
+
+def _flag(value, name) -> bool:
+    """A tape option, True or False only.
+
+    TF passes it to its C tape, which takes only ``True`` itself as true
+    (``persistent == Py_True``), while the Python side tests truthiness:
+    ``persistent='no'`` would be half persistent there, and silently truthy here.
+    """
+    if not isinstance(value, (bool, _np.bool_)):
+        raise TypeError(f"GradientTape: {name} must be True or False, got {value!r:.60} ({type(value).__name__})")
+    return bool(value)
 
 
 def _loop_needs_persistent(tape, what, use_pfor):

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import builtins
 import itertools
+import operator
+import threading
 
 import numpy as _np
 
-from . import _backend, _dtypes
+from . import _backend, _dtypes, _registry
 from ._context import ACTIVE, current_scope
 from ._record import note_leave, note_state, record, remember
 from ._registry import PRIMITIVES
@@ -215,13 +217,18 @@ def _wrap_with_id(value, ident) -> EagerTensor:
 class ResourceVariable(Tensor):
     """A mutable, named tensor; trainable variables are watched automatically.
 
+    ``assign``, ``assign_add`` and ``assign_sub`` are atomic per call, as
+    TF's resource variables are: each variable has its own lock, held only
+    while the new value is computed and stored, so threads updating one
+    variable lose no update.
+
     >>> import autodiff_viz as ad
     >>> v = ad.Variable(3.0, name="x0")
     >>> v.name
     'x0:0'
     """
 
-    __slots__ = ("_name", "_trainable")
+    __slots__ = ("_name", "_trainable", "_lock")
     _is_variable = True
 
     def __init__(self, initial_value=None, name=None, trainable=True, dtype=None, shape=None):
@@ -239,6 +246,16 @@ class ResourceVariable(Tensor):
         self._id = _next_id()
         self._name = _variable_name(name)
         self._trainable = bool(trainable)
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        # A copy (copy.deepcopy, pickle) gets its own lock: a lock is neither copied nor shared.
+        return {"_value": self._value, "_id": self._id, "_name": self._name, "_trainable": self._trainable}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -263,27 +280,34 @@ class ResourceVariable(Tensor):
         if isinstance(value, Tensor) and not value._is_variable and value._value.dtype is self._value.dtype:
             # An update step's usual case, a tensor of the variable's dtype: nothing to convert.
             return value._value
-        try:
-            return convert_to_tensor(value, dtype=self.dtype)._value
-        except (TypeError, ValueError) as e:
-            raise type(e)(f"Variable.{how} of {self._name!r}: {e}") from None
-
-    def _assign(self, new, how):
-        """Store ``new``, an array already of the variable's dtype (from ``_converted``)."""
-        if tuple(new.shape) != tuple(self._value.shape):
-            raise ValueError(f"Variable.{how}: shape {tuple(new.shape)} does not match the variable's shape {self.shape}")
-        self._value = new
-        note_state(self, how)
-        return self
+        return _convert_for(value, f"Variable.{how} of {self._name!r}", self.dtype)._value
 
     def assign(self, value):
-        return self._assign(self._converted(value, "assign"), "assign")
+        new = self._converted(value, "assign")
+        if new.shape != self._value.shape:
+            raise ValueError(f"Variable.assign: shape {tuple(new.shape)} does not match the variable's shape {self.shape}")
+        with self._lock:
+            self._value = new
+        note_state(self, "assign")
+        return self
 
     def assign_add(self, delta):
-        return self._assign(self._value + self._converted(delta, "assign_add"), "assign_add")
+        return self._update(delta, "assign_add", operator.add)
 
     def assign_sub(self, delta):
-        return self._assign(self._value - self._converted(delta, "assign_sub"), "assign_sub")
+        return self._update(delta, "assign_sub", operator.sub)
+
+    def _update(self, delta, how, combine):
+        """``value = combine(value, delta)`` under the variable's lock; shapes must be equal, as TF's kernel asks."""
+        d = self._converted(delta, how)
+        if d.shape != self._value.shape:  # (every array library's shape is a tuple)
+            raise InvalidArgumentError(f"Variable.{how} of {self._name!r}: cannot update a variable of shape {self.shape} "
+                                       f"with a tensor of shape {tuple(d.shape)}; the shapes must be equal (no "
+                                       "broadcasting, as in TensorFlow)")
+        with self._lock:
+            self._value = combine(self._value, d)
+        note_state(self, how)
+        return self
 
     def __repr__(self):
         v = _backend.to_numpy(self._value)
@@ -369,6 +393,10 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
             return execute(PRIMITIVES["Identity"], (value,))
         return value
     xp = _backend.current()
+    if value is None or (isinstance(value, (list, tuple)) and any(v is None for v in _flatten_py(value))):
+        # As TF; NumPy would make None a NaN when a float dtype is asked for.
+        raise ValueError(f"convert_to_tensor: cannot convert {value!r:.80} to a tensor: None is not a value (a "
+                         "missing gradient or an unset argument?)")
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten_py(value)):
         items = tuple(convert_to_tensor(v, dtype=dtype) for v in value)
         if len({t.dtype for t in items}) > 1:
@@ -408,6 +436,16 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
     return _wrap(arr)
 
 
+def _convert_for(value, op, dtype=None) -> Tensor:
+    """:func:`convert_to_tensor` for an argument of ``op``: its errors name the op (``Exp: cannot make...``)."""
+    try:
+        return convert_to_tensor(value, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        if op == "op":  # (as_tensor's default: no op to name)
+            raise
+        raise type(e)(f"{op}: {str(e).removeprefix('convert_to_tensor: ')}") from None
+
+
 def _refuse_lossy(value, dt):
     """As TF: a Python float (or complex) is never silently truncated into an integer or bool tensor."""
     for v in (_flatten_py(value) if isinstance(value, (list, tuple)) else (value,)):
@@ -430,10 +468,7 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     >>> constant(2.0, name="c").name   # pictures label the constant "c"
     'c'
     """
-    try:
-        t = convert_to_tensor(value, dtype=dtype)
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"constant: {str(e).removeprefix('convert_to_tensor: ')}") from None
+    t = _convert_for(value, "constant", dtype)
     if shape is not None:
         shape = _shape_arg(shape, "constant")
         xp = _backend.namespace_of(t._value)
@@ -524,6 +559,8 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
     (``custom_gradient``).
     """
     try:  # (reading the inputs' values is the check that they are tensors: a clear error, no extra work)
+        if type(inputs) is not tuple and not isinstance(inputs, (tuple, list)):
+            raise TypeError  # a tensor indexes too: its rows would be taken for the inputs
         first = inputs[0]._value
         xp = _NAMESPACES.get(type(first)) or _namespace_of(first)
         n = len(inputs)
@@ -534,6 +571,7 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
         elif n > 2:
             _check_one_backend(prim, inputs, xp)
     except (AttributeError, IndexError, TypeError):
+        _check_primitive(prim)
         raise TypeError(f"{prim.type}: execute takes a tuple of tensors (ad.extend.as_tensor converts numbers and "
                         f"arrays), got {type(inputs).__name__} {inputs!r:.80}") from None
     try:
@@ -545,6 +583,7 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
         else:
             value = prim.forward(xp, *[t._value for t in inputs], **attrs)
     except Exception as e:
+        _check_primitive(prim)
         raise InvalidArgumentError(f"{prim.type}: {e} (inputs: {_describe(inputs)})") from None
     out = _new(EagerTensor)
     out._value = value
@@ -552,6 +591,14 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
     if ACTIVE[0]:
         record(prim, inputs, attrs, out, rule)
     return out
+
+
+def _check_primitive(prim):
+    """Raise a clear TypeError when ``execute`` was given something other than a primitive (checked once it failed)."""
+    if not isinstance(prim, _registry.Primitive):
+        how = f"ad.extend.lookup({prim!r})" if isinstance(prim, str) else "ad.extend.lookup('Sin')"
+        raise TypeError(f"execute: the first argument must be a primitive made by ad.extend.defop, or a built-in "
+                        f"one taken with {how}; got {type(prim).__name__} {prim!r:.60}")
 
 
 def as_tensor(x, like=None, op="op") -> Tensor:
@@ -582,7 +629,7 @@ def as_tensor(x, like=None, op="op") -> Tensor:
         if isinstance(x, (_np.ndarray, _np.generic)):
             if _np.asarray(x).dtype.kind == "f" and dt.is_floating:
                 return convert_to_tensor(_np.asarray(x, dtype=dt.as_numpy_dtype))
-            return convert_to_tensor(x)
+            return _convert_for(x, op)
         if not dt.is_floating and _has_float(x):
             raise TypeError(f"{op}: cannot combine a {dt.name} tensor with the float value {x!r}; cast first "
                             "(ad.cast) as TensorFlow does not convert between types silently")
@@ -590,8 +637,8 @@ def as_tensor(x, like=None, op="op") -> Tensor:
         if xp is not _backend.current() and not isinstance(x, (_np.ndarray, _np.generic)):
             # A Python number has no device: it joins the tensor's backend, not the default one.
             return _wrap(_backend.shim(xp).asarray(x, like._value.dtype))
-        return convert_to_tensor(x, dtype=dt)
-    return convert_to_tensor(x)
+        return _convert_for(x, op, dt)
+    return _convert_for(x, op)
 
 
 _SCALARS: dict = {}
@@ -650,7 +697,7 @@ _TAKES_BOOL = frozenset({"Equal", "NotEqual", "LogicalAnd", "LogicalOr", "Logica
 def unary(type, x) -> Tensor:
     """An elementwise op of one operand, by its op type name."""
     if not isinstance(x, Tensor):
-        x = as_tensor(x)
+        x = as_tensor(x, None, type)
     if (_BY_CLASS.get(x._value.dtype.__class__) or _dtypes.of_array(x._value)).is_bool and type not in _TAKES_BOOL:
         numeric(x, type)
     return execute(PRIMITIVES[type], (x,))
@@ -701,7 +748,7 @@ def numeric(x, op, kinds="number") -> Tensor:
     softmax...), ``"real"`` (floating only).
     """
     if not isinstance(x, Tensor):
-        x = as_tensor(x)
+        x = as_tensor(x, None, op)
     dt = _BY_CLASS.get(x._value.dtype.__class__) or _dtypes.of_array(x._value)
     if dt.is_floating:  # every kind takes floats: the common case decides at once
         return x

@@ -17,7 +17,7 @@ import numpy as _np
 
 from . import _backend
 from . import random as _random
-from ._tensor import Tensor, _wrap, convert_to_tensor
+from ._tensor import Tensor, _int_arg, _wrap, convert_to_tensor
 from ._missing import missing_api as _missing_api
 
 
@@ -130,9 +130,10 @@ class _Slices(Dataset):
 
 class _Batch(Dataset):
     def __init__(self, source, batch_size, drop_remainder):
-        if int(batch_size) <= 0:
-            raise ValueError(f"batch: batch_size must be positive, got {batch_size!r}")
-        self._source, self._size, self._drop = source, int(batch_size), bool(drop_remainder)
+        size = _int_arg(batch_size, "Dataset.batch", "batch_size")  # as TF: 2.5 is a TypeError, never truncated
+        if size <= 0:
+            raise ValueError(f"Dataset.batch: batch_size must be positive, got {batch_size!r}")
+        self._source, self._size, self._drop = source, size, bool(drop_remainder)
 
     def _cardinality(self):
         n = self._source._cardinality()
@@ -161,11 +162,13 @@ def _stack(group):
 
 class _Shuffle(Dataset):
     def __init__(self, source, buffer_size, seed, reshuffle):
-        if int(buffer_size) <= 0:
-            raise ValueError(f"shuffle: buffer_size must be positive, got {buffer_size!r}")
-        self._source, self._buffer_size = source, int(buffer_size)
+        size = _int_arg(buffer_size, "Dataset.shuffle", "buffer_size")
+        if size <= 0:
+            raise ValueError(f"Dataset.shuffle: buffer_size must be positive, got {buffer_size!r}")
+        self._source, self._buffer_size = source, size
         self._reshuffle = bool(reshuffle)
-        self._seed = int(seed) if seed is not None else int(_random._rng.integers(2**63))
+        self._seed = (_int_arg(seed, "Dataset.shuffle", "seed") if seed is not None
+                      else int(_random._rng.integers(2**63)))
         # One generator for all passes: each pass continues its stream, so passes differ.
         self._rng = _np.random.default_rng(self._seed)
 
@@ -208,7 +211,7 @@ class _Map(Dataset):
 
 class _Take(Dataset):
     def __init__(self, source, count):
-        self._source, self._count = source, int(count)
+        self._source, self._count = source, _int_arg(count, "Dataset.take", "count")
 
     def _cardinality(self):
         n = self._source._cardinality()

@@ -5,23 +5,33 @@ import numpy as _np
 
 from . import _backend, _dtypes
 from ._missing import missing_api as _missing_api
+from ._ops import _allocated
 from ._tensor import _shape_arg, _wrap
 
 _rng = _np.random.default_rng()
 
 
 def set_seed(seed: int) -> None:
-    """Make every later random op repeatable.
+    """Make every later random op repeatable; ``None`` makes them unrepeatable again.
 
     Process-wide, as TensorFlow's global seed is: it sets the one generator
     that random ops without a ``seed=`` of their own draw from, in every thread.
     """
     global _rng
-    _rng = _np.random.default_rng(seed)
+    _rng = _np.random.default_rng(_seed_arg(seed, "random.set_seed"))
 
 
-def _generator(seed):
-    return _np.random.default_rng(seed) if seed is not None else _rng
+def _seed_arg(seed, who):
+    """A seed as NumPy takes it: an integer (a negative one as its 64-bit pattern) or None."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, _np.bool_)) or not isinstance(seed, (int, _np.integer)):
+        raise TypeError(f"{who}: seed must be an integer or None, got {seed!r:.60} ({type(seed).__name__})")
+    return int(seed) % 2**64
+
+
+def _generator(seed, who):
+    return _np.random.default_rng(_seed_arg(seed, who)) if seed is not None else _rng
 
 
 def _to_backend(arr, dtype):
@@ -33,7 +43,9 @@ def _to_backend(arr, dtype):
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
     """Samples from N(mean, stddev^2)."""
-    return _to_backend(_generator(seed).normal(mean, stddev, size=_shape_arg(shape, "random.normal")), dtype)
+    dims = _shape_arg(shape, "random.normal")
+    g = _generator(seed, "random.normal")
+    return _to_backend(_allocated("random.normal", dims, _np.float64, lambda: g.normal(mean, stddev, size=dims)), dtype)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
@@ -44,12 +56,9 @@ def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name
         if not dt.is_floating:
             raise ValueError("random.uniform: maxval is required for integer dtypes")
         maxval = 1.0
-    g = _generator(seed)
-    if dt.is_floating:
-        arr = g.uniform(minval, maxval, size=tuple(shape))
-    else:
-        arr = g.integers(minval, maxval, size=tuple(shape))
-    return _to_backend(arr, dt)
+    g = _generator(seed, "random.uniform")
+    draw = g.uniform if dt.is_floating else g.integers
+    return _to_backend(_allocated("random.uniform", shape, _np.float64, lambda: draw(minval, maxval, size=shape)), dt)
 
 
 __getattr__ = _missing_api(__name__)

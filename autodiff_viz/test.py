@@ -30,10 +30,12 @@ def compute_gradient(f, x, delta=None):
     True
     """
     xs = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in (x if isinstance(x, (list, tuple)) else [x])]
+    for i, xi in enumerate(xs):
+        _differentiable(xi, f"argument {i}")
     with GradientTape(persistent=True) as tape:
         tape.watch(xs)
         y = f(*xs)
-    y = _single_output(y)
+    y = _differentiable(_single_output(y), "y, the result of f,")
     y_size = int(_np.prod(y.shape))
     jac = tape.jacobian(y, xs, unconnected_gradients="zero")
     theoretical = []
@@ -42,6 +44,15 @@ def compute_gradient(f, x, delta=None):
         theoretical.append(_backend.to_numpy(j._value).reshape(y_size, x_size).astype(_np.float64))
     numerical = [_numerical(f, xs, i, y_size, delta) for i in range(len(xs))]
     return theoretical, numerical
+
+
+def _differentiable(t, what):
+    # As TF's gradient checker (an AssertionError there too): an integer argument has no
+    # derivative, and steps of ±delta truncated to integers give a meaningless quotient.
+    if not (t.dtype.is_floating or t.dtype.is_complex):
+        raise AssertionError(f"compute_gradient: cannot compute a gradient for {what} of dtype {t.dtype.name} "
+                             f"(shape {t.shape}); use a floating dtype, e.g. ad.constant(2.0, dtype=ad.float64)")
+    return t
 
 
 def _single_output(y):

@@ -442,3 +442,48 @@ def test_relu_gradient_is_the_upstream_times_the_mask():
         y = ad.nn.relu(x)
     g = tape.gradient(y, x, output_gradients=ad.constant([float("nan"), 5.0, 7.0])).numpy()
     assert np.isnan(g[0]) and g[1] == 0.0 and g[2] == 7.0
+
+
+# --------------------------------------------------------------------------
+# A tape whose `with` block has ended (TF's backprop.py: __exit__ pops the tape; watch() is accepted
+# and records the watch, but nothing runs on a popped tape, so gradient() finds no path: None)
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("persistent", [True, False])
+def test_a_tape_whose_block_ended_does_not_record_after_watch(persistent):
+    x = ad.constant(3.0)
+    before = len(state.tapes)
+    with ad.GradientTape(persistent=persistent) as tape:
+        pass
+    tape.watch(x)
+    assert len(state.tapes) == before  # not started again
+    y = x * x
+    assert tape.gradient(y, x) is None
+
+
+def test_a_persistent_tape_entered_again_goes_on_recording():
+    # TF's _push_tape pushes the same tape again: records from both blocks chain.
+    x = ad.constant(3.0)
+    tape = ad.GradientTape(persistent=True)
+    with tape:
+        tape.watch(x)
+        y = x * x
+    z = y * x  # between the blocks: not recorded
+    with tape:
+        w = y * x
+    assert tape.gradient(z, x) is None
+    assert float(tape.gradient(w, x)) == 27.0  # d(x³)/dx = 3x² at 3
+
+
+def test_tape_options_are_true_or_false_only():
+    # TF hands persistent to its C tape, which tests `persistent == Py_True` (pywrap_tfe_src.cc,
+    # TFE_Py_TapeSetNew; pywrap_tfe.h: "must be PyBool_Type"), while backprop.py tests truthiness:
+    # 'no' is persistent to one and not to the other.  Here it is refused; NumPy's bools are taken.
+    with pytest.raises(TypeError, match="persistent must be True or False, got 'no'"):
+        ad.GradientTape(persistent="no")
+    with pytest.raises(TypeError, match="persistent must be True or False, got 1"):
+        ad.GradientTape(persistent=1)
+    x = ad.constant(2.0)
+    with ad.GradientTape(persistent=np.True_) as tape:
+        tape.watch(x)
+        y = x * x
+    assert float(tape.gradient(y, x)) == 4.0 and float(tape.gradient(y, x)) == 4.0

@@ -9,7 +9,7 @@ import numpy as np
 from .. import ResourceVariable, Tensor, constant, extend
 from .._shape import broadcast_axes
 from ..test import compute_gradient
-from .messages import _cap, _count, _fmt, _hint, _input_names, _param_names, _point_words
+from .messages import need_function, _cap, _count, _fmt, _hint, _input_names, _param_names, _point_words
 from .numeric import _finite_forward, _is_kink, _max_err, _one_sided, _unbroadcast, _whole_ok
 from .results import CheckResult, Divergence
 from .running import _RuleMistake, _Watcher, _custom_forward, _lookup, _primitive_forward, _run, _your_frame
@@ -58,10 +58,17 @@ def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Calla
                       reference=_custom_forward(fn), convention=None, input_names=_param_names(fn),
                       watcher=None)
     op_type = op_type_or_fn
+    if not isinstance(op_type, str):
+        raise TypeError("check_rule: the first argument must be an op type such as 'Sin', or a function decorated "
+                        f"with ad.custom_gradient; got {type(op_type).__name__} {op_type!r:.60}")
+    if rule is not None and not callable(rule):  # never fall back to the registered rule silently
+        raise TypeError(f"check_rule({op_type!r}, rule, f, inputs): rule must be a function rule(op, grad), or None "
+                        f"to check the rule registered now; got {type(rule).__name__} {rule!r:.60}")
     prim = _lookup(op_type)
     xs = _as_inputs(inputs)
     if f is None:
         raise TypeError("check_rule: give f, a function of the inputs that uses the op")
+    need_function(f, f"check_rule({op_type!r}, rule, f, inputs)", "f", "a function of the inputs that uses the op")
     builtin = prim.grad if callable(prim.grad) else None   # the documented convention at kinks and ties
     watcher = _Watcher(rule if rule is not None else prim.grad, op_type, exact_shapes) if callable(
         rule if rule is not None else prim.grad) else None

@@ -119,3 +119,8 @@ def _shape_words(name, pa, aa) -> str:
                 f"(shape {aa.shape}): a gradient has one number per element of its input.")
     return (f"Your prediction for {name} has shape {pa.shape}; a gradient has the shape of its input, {aa.shape}.")
 
+
+def need_function(value, call, name, what) -> None:
+    """Refuse an argument that should be a function, naming the call and the argument."""
+    if not callable(value):
+        raise TypeError(f"{call}: {name} must be {what}, got {type(value).__name__} {value!r:.60}")

@@ -8,7 +8,7 @@ import numpy as np
 from .. import GradientTape, ResourceVariable, Tensor, constant, extend, trace
 from .. import events as _events
 from .. import viz
-from .messages import _param_names, _shape_words, _show, _source_name
+from .messages import need_function, _param_names, _shape_words, _show, _source_name
 from .results import PREDICTION_MARK, CheckResult
 
 
@@ -26,6 +26,7 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
     >>> r.passed, r.message
     (True, 'Right: d/dx = 6.0.')
     """
+    need_function(f, "check_prediction(f, inputs, predicted)", "f", "the function whose gradient is predicted")
     single = not isinstance(inputs, (list, tuple))
     items = [inputs] if single else list(inputs)
     sources = [v if isinstance(v, ResourceVariable) else (v if isinstance(v, Tensor) else constant(v))

@@ -7,7 +7,7 @@ from .. import _ops, nn
 from .._dtypes import as_dtype
 from .._missing import missing_api as _missing_api
 from .._module import Module, _snake_case, unique_name
-from .._tensor import ResourceVariable, Tensor, convert_to_tensor
+from .._tensor import ResourceVariable, Tensor, as_tensor
 from . import activations, initializers
 
 
@@ -26,6 +26,12 @@ class Layer(Module):
         self._dtype = as_dtype(dtype)
         self.trainable = bool(trainable)
         self.built = False
+
+    def _check_name(self, name) -> None:
+        """As Keras: any string without ``/`` (Keras names layers more freely than ``tf.Module``)."""
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"{type(self).__name__}: the name must be a non-empty string and cannot contain "
+                             f"the character '/', got {name!r}")
 
     @property
     def dtype(self):
@@ -50,7 +56,7 @@ class Layer(Module):
 
     def __call__(self, inputs, *args, **kwargs):
         if not isinstance(inputs, Tensor):
-            inputs = convert_to_tensor(inputs)
+            inputs = as_tensor(inputs, None, f"{type(self).__name__} {self.name!r}")
         with self.name_scope:
             if not self.built:
                 self.build(inputs.shape)
