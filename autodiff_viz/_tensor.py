@@ -285,6 +285,31 @@ class ResourceVariable(Tensor):
     def assign_sub(self, delta):
         return self._assign(self._value - self._converted(delta, "assign_sub"), "assign_sub")
 
+    def __getitem__(self, index):
+        """``v[index]``: a read of the slice (recorded as any index) that can also be assigned, as in TF.
+
+        >>> import autodiff_viz as ad
+        >>> v = ad.Variable([1.0, 2.0, 3.0])
+        >>> v[1:].assign([5.0, 6.0]).numpy().tolist()
+        [1.0, 5.0, 6.0]
+        """
+        read = getitem(self, index)
+        piece = _new(_VariableSlice)
+        piece._value, piece._id, piece._var, piece._index = read._value, read._id, self, index
+        return piece
+
+    def _assign_slice(self, index, value):
+        xp = _namespace_of(self._value)
+        where = _backend.shim(xp).index(_normalize_index(index))
+        shape = tuple(_backend.shim(xp).getitem(self._value, where).shape)  # (read on the arrays: not recorded)
+        new = self._converted(value, "assign")
+        if tuple(new.shape) != shape:
+            raise ValueError(f"Variable.assign of {self._name!r}[{index!r}]: the value has shape {tuple(new.shape)}, "
+                             f"the slice has shape {shape}")
+        updated = xp.asarray(self._value, copy=True)
+        updated[where] = new
+        return self._assign(updated, "assign")
+
     def __repr__(self):
         v = _backend.to_numpy(self._value)
         shown = str(v[()]) if v.ndim == 0 else repr(v)
@@ -296,6 +321,15 @@ class ResourceVariable(Tensor):
 
 
 Variable = ResourceVariable
+
+
+class _VariableSlice(EagerTensor):
+    """What ``v[index]`` gives: a tensor, plus ``assign`` writing into that slice of ``v`` (TF's sliced assign)."""
+
+    __slots__ = ("_var", "_index")
+
+    def assign(self, value):
+        return self._var._assign_slice(self._index, value)
 
 
 def _variable_name(name):
@@ -629,6 +663,10 @@ def binary(type, x, y) -> Tensor:
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
             y = as_tensor(y, x, type)
+    elif not isinstance(y, Tensor) and not _is_python_number(x):
+        # Neither is a tensor (``multiply(np.ones(3), 42)``): as TF, the first operand's dtype rules.
+        x = as_tensor(x, None, type)
+        y = as_tensor(y, x, type)
     else:
         y = as_tensor(y, None, type)
         x = as_tensor(x, y, type)
@@ -642,6 +680,10 @@ def binary(type, x, y) -> Tensor:
     if dt.is_bool and type not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
         numeric(x, type)
     return execute(PRIMITIVES[type], (x, y))
+
+
+def _is_python_number(x) -> bool:
+    return isinstance(x, (int, float, complex)) and not isinstance(x, (_np.generic, bool))
 
 
 _TAKES_BOOL = frozenset({"Equal", "NotEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Identity", "StopGradient"})

@@ -1,6 +1,10 @@
 """Keras-style layers: modules that create their weights on the first call."""
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
+import math
 import numbers
 
 from .. import _ops, nn
@@ -20,12 +24,32 @@ class Layer(Module):
     layer's own weights in creation order, then those of its sub-layers.
     """
 
-    def __init__(self, name=None, dtype="float32", trainable=True):
-        super().__init__(name=name if name is not None else unique_name(_snake_case(type(self).__name__)))
+    def __init__(self, name=None, dtype="float32", trainable=True, input_shape=None, input_dim=None):
+        # Keras keeps name='' as given (a tutorial's ``super().__init__(name='')``); its ops get no scope.
+        super().__init__(name=name if name else unique_name(_snake_case(type(self).__name__)))
+        if name == "":
+            self._name = ""
         self._weights: list = []
         self._dtype = as_dtype(dtype)
         self.trainable = bool(trainable)
         self.built = False
+        # ``Dense(4, input_shape=(3,))``: the shape of one example, as in Keras; a Sequential whose
+        # first layer has one builds all its layers at once.
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        self._input_shape = None if input_shape is None else (None,) + tuple(_dims(input_shape, type(self).__name__))
+
+    @property
+    def name_scope(self):
+        return super().name_scope if self.name else contextlib.nullcontext()
+
+    def compute_output_shape(self, input_shape):
+        """The output's shape for inputs of ``input_shape`` (``None`` for the batch), without running the layer."""
+        return tuple(input_shape)
+
+    def count_params(self) -> int:
+        """How many numbers the layer's weights hold."""
+        return sum(math.prod(v.shape) for v in self.variables)
 
     @property
     def dtype(self):
@@ -51,6 +75,8 @@ class Layer(Module):
     def __call__(self, inputs, *args, **kwargs):
         if not isinstance(inputs, Tensor):
             inputs = convert_to_tensor(inputs)
+        if "training" in kwargs and not _takes(type(self).call, "training"):
+            del kwargs["training"]  # as Keras: passed on only to a call that names it
         with self.name_scope:
             if not self.built:
                 self.build(inputs.shape)
@@ -83,6 +109,25 @@ class Layer(Module):
     non_trainable_weights = non_trainable_variables
 
 
+def _dims(shape, who) -> tuple:
+    if isinstance(shape, int):
+        shape = (shape,)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{who}: input_shape must be a tuple of sizes, got {shape!r}") from None
+    for d in dims:
+        if d is not None and (isinstance(d, bool) or not isinstance(d, numbers.Integral) or d <= 0):
+            raise ValueError(f"{who}: input_shape must hold positive sizes (or None), got {shape!r}")
+    return dims
+
+
+@functools.lru_cache(maxsize=None)
+def _takes(call, argument) -> bool:
+    params = inspect.signature(call).parameters
+    return argument in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 class Dense(Layer):
     """A fully connected layer: ``activation(inputs @ kernel + bias)``.
 
@@ -99,8 +144,8 @@ class Dense(Layer):
     """
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", name=None, dtype="float32", trainable=True):
-        super().__init__(name=name, dtype=dtype, trainable=trainable)
+                 bias_initializer="zeros", name=None, dtype="float32", trainable=True, **kwargs):
+        super().__init__(name=name, dtype=dtype, trainable=trainable, **kwargs)
         if isinstance(units, bool) or not isinstance(units, numbers.Real) or int(units) != units:
             raise TypeError(f"Dense: units must be a positive integer, got {units!r}")
         if units <= 0:
@@ -120,6 +165,9 @@ class Dense(Layer):
         else:
             self.bias = None
         self.built = True
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)[:-1] + (self.units,)
 
     def call(self, inputs):
         x = inputs if inputs.dtype == self._dtype else _ops.cast(inputs, self._dtype)
@@ -163,8 +211,8 @@ class BatchNormalization(Layer):
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
-                 moving_variance_initializer="ones", name=None, dtype="float32", trainable=True):
-        super().__init__(name=name, dtype=dtype, trainable=trainable)
+                 moving_variance_initializer="ones", name=None, dtype="float32", trainable=True, **kwargs):
+        super().__init__(name=name, dtype=dtype, trainable=trainable, **kwargs)
         for what, v in (("momentum", momentum), ("epsilon", epsilon)):
             if isinstance(v, bool) or not isinstance(v, numbers.Real):
                 raise TypeError(f"BatchNormalization: {what} must be a number, got {v!r}")
