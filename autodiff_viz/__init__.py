@@ -25,12 +25,15 @@ from ._ops import (
     reduce_prod, reduce_sum, reshape, round, shape, sigmoid, sign, sin, size, sqrt, square, squared_difference,
     squeeze, stack, stop_gradient, subtract, tan, tanh, transpose, truediv, unstack, where, zeros, zeros_like,
 )
+from ._array_ops import boolean_mask, map_fn, meshgrid, tensordot
+from ._math_ops import cosh, cumsum, sinh
 from ._registry import NotDifferentiable, RegisterGradient, no_gradient
 from ._shape import TensorShape
 from ._tape import GradientTape, UnconnectedGradients, name_scope
 from ._tensor import EagerTensor, ResourceVariable, Tensor, Variable, constant, convert_to_tensor
 from . import config, errors, image, linalg, math, nn, random, test
 from .config import device
+from .random import random_normal_initializer
 from ._module import Module
 from . import autodiff, data, extend, keras
 from .events import Trace
