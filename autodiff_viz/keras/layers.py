@@ -193,6 +193,27 @@ class Dense(Layer):
         raise AttributeError(name)
 
 
+class Flatten(Layer):
+    """Each example as one vector: ``(batch, a, b, ...)`` to ``(batch, a·b·...)``.
+
+    >>> import autodiff_viz as ad
+    >>> ad.keras.layers.Flatten()(ad.ones((2, 3, 4))).shape
+    TensorShape([2, 12])
+    """
+
+    def __init__(self, data_format=None, name=None, dtype="float32", trainable=True, **kwargs):
+        super().__init__(name=name, dtype=dtype, trainable=trainable, **kwargs)
+
+    def compute_output_shape(self, input_shape):
+        rest = tuple(input_shape)[1:]
+        return (input_shape[0], math.prod(rest) if None not in rest else None)
+
+    def call(self, inputs):
+        if inputs.ndim == 0:
+            raise ValueError(f"Flatten {self.name!r}: inputs need a batch axis, got a scalar")
+        return _ops.reshape(inputs, (inputs.shape[0], -1) if inputs.ndim > 1 else (inputs.shape[0], 1))
+
+
 class BatchNormalization(Layer):
     """Normalize each feature by batch statistics while training, by moving averages otherwise.
 
