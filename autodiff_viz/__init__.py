@@ -13,6 +13,7 @@ with ``import autodiff_viz as tf``.
 from . import _primitives  # noqa: F401  (the op table)
 from ._backend import backend, set_backend
 from ._custom import custom_gradient
+from ._function import Function, TensorSpec, function
 from ._dtypes import (  # noqa: A004
     DType, as_dtype, bool_ as bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
     uint8, uint16, uint32, uint64,

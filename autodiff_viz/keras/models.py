@@ -5,8 +5,13 @@ import math
 
 import numpy as _np
 
+from .._function import save_refused
 from .._missing import missing_api as _missing_api
 from .layers import Layer
+
+
+def _save(self, *args, **kwargs):
+    raise save_refused("saving a model (SavedModel, .keras files and checkpoints)")
 
 
 class Sequential(Layer):
@@ -55,6 +60,8 @@ class Sequential(Layer):
         for layer in self.layers:
             x = layer(x, training=training)
         return x
+
+    save = save_weights = _save
 
     def summary(self, print_fn=None) -> None:
         """Print the layers, their output shapes and weight counts, as Keras does.
@@ -109,6 +116,8 @@ class Model(Layer):
 
     def call(self, inputs, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__}: a keras.Model subclass defines call(self, inputs)")
+
+    save = save_weights = _save
 
     def summary(self, print_fn=None) -> None:
         """Print the layers this model holds, with their weight counts, as Keras does (output shapes: "?")."""
