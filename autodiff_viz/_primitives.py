@@ -16,7 +16,7 @@ import math as _math
 
 import numpy as _np
 
-from . import _backend, _math_ops as mo, _ops as o
+from . import _backend, _conv_kernels as ck, _math_ops as mo, _nn_ops as nno, _ops as o
 from ._registry import NOT_DIFFERENTIABLE as NONE, defop
 
 
@@ -479,6 +479,49 @@ def _svd_jvp(op, t):
     return o.concat([du, dv, o.expand_dims(o.diag_part(p), -2)], axis=-2)
 
 
+def _conv_attrs(op):
+    a = op.attrs
+    return a["strides"], a["pads"], a["dilations"]
+
+
+def _conv_grad(op, g):
+    # Each input's gradient reads the other: the input's spreads g back over the windows through the
+    # filter (col2im); the filter's is the windows (im2col) times g.
+    x, w = op.inputs
+    args = _conv_attrs(op)
+    gx = None if w is None else nno._conv2d_backprop_input(w, g, op.in_shapes[0], *args)
+    gw = None if x is None else nno._conv2d_backprop_filter(x, g, op.in_shapes[1], *args)
+    return gx, gw
+
+
+def _conv_input_grad(op, u):
+    # Conv2DBackpropInput(w, g) is linear in each: the transposes are a convolution and a filter gradient.
+    w, g = op.inputs
+    args = _conv_attrs(op)
+    gw = None if g is None else nno._conv2d_backprop_filter(u, g, op.in_shapes[0], *args)
+    gg = None if w is None else nno._conv2d(u, w, *args)
+    return gw, gg
+
+
+def _conv_filter_grad(op, u):
+    x, g = op.inputs
+    args = _conv_attrs(op)
+    gx = None if g is None else nno._conv2d_backprop_input(u, g, op.in_shapes[0], *args)
+    gg = None if x is None else nno._conv2d(x, u, *args)
+    return gx, gg
+
+
+def _max_pool_grad_rule(op, u):
+    # MaxPoolGrad(x, y, g) is linear in g and constant in x and y between ties.
+    x, y, _ = op.inputs
+    return None, None, nno._max_pool_grad_grad(x, y, u, nno._pool_attrs(op))
+
+
+def _max_pool_grad_grad_rule(op, u):
+    x, y, _ = op.inputs
+    return None, None, nno._max_pool_grad(x, y, u, nno._pool_attrs(op))
+
+
 # ---------------------------------------------------------------------------
 #      type               forward                                              gradient rule
 # (Arithmetic forwards use the operators: on scalars, NumPy's operators skip the ufunc machinery.)
@@ -723,6 +766,44 @@ defop("PadV2",    _pad,                                          lambda op, g: (
 defop("Einsum",   _einsum,                                       _einsum_grad, save="all",
       jvp=_einsum_jvp,
       show=('einsum(equation, a, b, …)', 'einsum of the upstream with the other operands'))
+# Convolution and pooling (NHWC; attrs: strides, pads ((top, bottom), (left, right)), dilations, ksize)
+defop("Conv2D",   lambda xp, x, w, strides, pads, dilations: ck.conv2d(xp, x, w, strides, pads, dilations),
+      _conv_grad, save={0: (1,), 1: (0,)},
+      jvp=lambda op, t: (nno._conv2d(t[0], op.inputs[1], *_conv_attrs(op))
+                         + nno._conv2d(op.inputs[0], t[1], *_conv_attrs(op))),
+      show=('conv2d(x, W): each output Σ patch · W', 'upstream spread back over each patch, through W',
+            'Σ over positions: patch ⊗ upstream'))
+defop("Conv2DBackpropInput", ck.conv2d_backprop_input,         _conv_input_grad, save={0: (1,), 1: (0,)},
+      jvp=lambda op, t: (nno._conv2d_backprop_input(t[0], op.inputs[1], op.attrs["input_shape"], *_conv_attrs(op))
+                         + nno._conv2d_backprop_input(op.inputs[0], t[1], op.attrs["input_shape"], *_conv_attrs(op))),
+      show=('each b (upstream) spread over its patch through W = a', 'Σ over positions: u-patch ⊗ b',
+            'conv2d(u, a)'))
+defop("Conv2DBackpropFilter", ck.conv2d_backprop_filter,       _conv_filter_grad, save={0: (1,), 1: (0,)},
+      jvp=lambda op, t: (nno._conv2d_backprop_filter(t[0], op.inputs[1], op.attrs["filter_shape"], *_conv_attrs(op))
+                         + nno._conv2d_backprop_filter(op.inputs[0], t[1], op.attrs["filter_shape"],
+                                                       *_conv_attrs(op))),
+      show=('Σ over positions: patch of a ⊗ b (upstream)', 'u spread back over each patch, through b',
+            'conv2d(a, u)'))
+defop("MaxPool",  ck.max_pool,
+      lambda op, g: (nno._max_pool_grad(op.inputs[0], op.outputs[0], g, nno._pool_attrs(op)),),
+      save="all", save_output=True,
+      jvp=lambda op, t: nno._max_pool_grad_grad(op.inputs[0], op.outputs[0], t[0], nno._pool_attrs(op)),
+      show=('max of each window', '1 at each window\'s (first) maximum, 0 elsewhere'))
+defop("MaxPoolGrad", ck.max_pool_grad,                           _max_pool_grad_rule, save=(0, 1),
+      jvp=lambda op, t: nno._max_pool_grad(op.inputs[0], op.inputs[1], t[2], nno._pool_attrs(op)),
+      show=('c (upstream) placed at each window\'s maximum (a: input, b: its max pool)', '0', '0',
+            'the value at each window\'s maximum'))
+defop("MaxPoolGradGrad", ck.max_pool_grad_grad,                  _max_pool_grad_grad_rule, save=(0, 1),
+      jvp=lambda op, t: nno._max_pool_grad_grad(op.inputs[0], op.inputs[1], t[2], nno._pool_attrs(op)),
+      show=('c at each window\'s maximum (a: input, b: its max pool)', '0', '0', 'placed back at the maximum'))
+defop("AvgPool",  ck.avg_pool,
+      lambda op, g: (nno._avg_pool_grad(g, op.in_shapes[0], nno._pool_attrs(op)),),
+      jvp=lambda op, t: nno._avg_pool(t[0], nno._pool_attrs(op)),
+      show=('mean of each window', '1/n over each window (n: its real inputs)'))
+defop("AvgPoolGrad", ck.avg_pool_grad,
+      lambda op, u: (nno._avg_pool(u, nno._pool_attrs(op)),),
+      jvp=lambda op, t: nno._avg_pool_grad(t[0], op.attrs["input_shape"], nno._pool_attrs(op)),
+      show=('a (upstream) shared 1/n over each window', 'the mean of each window'))
 defop("MatrixDiagPartV3", lambda xp, x: _diagonal(xp, x),
       lambda op, g: (o._matrix_diag(g, op.in_shapes[0][-2], op.in_shapes[0][-1]),),
       jvp=lambda op, t: o.diag_part(t[0]),

@@ -6,13 +6,20 @@ import functools
 import inspect
 import math
 import numbers
+import re
 
-from .. import _ops, nn
+from .. import _nn_ops, _ops, nn
 from .._dtypes import as_dtype
 from .._missing import missing_api as _missing_api
-from .._module import Module, _snake_case, unique_name
+from .._module import Module, unique_name
 from .._tensor import ResourceVariable, Tensor, convert_to_tensor
 from . import activations, initializers
+
+
+def _keras_snake_case(name: str) -> str:
+    """Keras's layer names: ``Conv2D`` -> ``conv2d``, ``MaxPooling2D`` -> ``max_pooling2d`` (tf.Module's differ)."""
+    name = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 class Layer(Module):
@@ -26,7 +33,7 @@ class Layer(Module):
 
     def __init__(self, name=None, dtype="float32", trainable=True, input_shape=None, input_dim=None):
         # Keras keeps name='' as given (a tutorial's ``super().__init__(name='')``); its ops get no scope.
-        super().__init__(name=name if name else unique_name(_snake_case(type(self).__name__)))
+        super().__init__(name=name if name else unique_name(_keras_snake_case(type(self).__name__)))
         if name == "":
             self._name = ""
         self._weights: list = []
@@ -212,6 +219,125 @@ class Flatten(Layer):
         if inputs.ndim == 0:
             raise ValueError(f"Flatten {self.name!r}: inputs need a batch axis, got a scalar")
         return _ops.reshape(inputs, (inputs.shape[0], -1) if inputs.ndim > 1 else (inputs.shape[0], 1))
+
+
+def _window_out(size, k, stride, dilation, padding):
+    if size is None:
+        return None
+    if padding == "same":
+        return -(-size // stride)
+    return (size - ((k - 1) * dilation + 1)) // stride + 1
+
+
+def _padding_arg(padding, who):
+    p = padding.lower() if isinstance(padding, str) else padding
+    if p not in ("valid", "same"):
+        raise ValueError(f"{who}: padding must be 'valid' or 'same', got {padding!r}")
+    return p
+
+
+def _channels_last(data_format, who):
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"{who}: only data_format='channels_last' (NHWC) is part of autodiff_viz, "
+                         f"got {data_format!r}")
+
+
+class Conv2D(Layer):
+    """A 2-D convolution layer: ``activation(conv2d(inputs, kernel) + bias)`` on [batch, height, width, channels].
+
+    ``kernel`` has shape ``(kh, kw, in_channels, filters)``, created on the first call.
+
+    >>> import autodiff_viz as ad
+    >>> conv = ad.keras.layers.Conv2D(4, 3, padding="same")
+    >>> conv(ad.ones((1, 8, 8, 2))).shape
+    TensorShape([1, 8, 8, 4])
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", name=None, dtype="float32", trainable=True, **kwargs):
+        super().__init__(name=name, dtype=dtype, trainable=trainable, **kwargs)
+        if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
+            raise ValueError(f"Conv2D: filters must be a positive integer, got {filters!r}")
+        _channels_last(data_format, "Conv2D")
+        self.filters = int(filters)
+        self.kernel_size = _nn_ops._pair(kernel_size, "Conv2D", "kernel_size", allow_four=False)
+        self.strides = _nn_ops._pair(strides, "Conv2D", "strides", allow_four=False)
+        self.dilation_rate = _nn_ops._pair(dilation_rate, "Conv2D", "dilation_rate", allow_four=False)
+        self.padding = _padding_arg(padding, "Conv2D")
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+
+    def build(self, input_shape) -> None:
+        if len(input_shape) != 4:
+            raise ValueError(f"Conv2D {self.name!r}: inputs need shape (batch, height, width, channels), "
+                             f"got {tuple(input_shape)}")
+        self.kernel = self.add_weight("kernel", self.kernel_size + (input_shape[-1], self.filters),
+                                      self.kernel_initializer)
+        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) if self.use_bias else None
+        self.built = True
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, _ = tuple(input_shape)
+        return (n,) + tuple(_window_out(d, k, s, r, self.padding) for d, k, s, r in
+                            zip((h, w), self.kernel_size, self.strides, self.dilation_rate)) + (self.filters,)
+
+    def call(self, inputs):
+        x = inputs if inputs.dtype == self._dtype else _ops.cast(inputs, self._dtype)
+        y = nn.conv2d(x, self.kernel, self.strides, self.padding.upper(), dilations=self.dilation_rate)
+        if self.use_bias:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not None else y
+
+    def __getattr__(self, name):
+        if name in ("kernel", "bias"):
+            raise AttributeError(f"Conv2D layer {self.__dict__.get('_name')!r} has no {name} yet: "
+                                 "weights are created on the first call")
+        raise AttributeError(name)
+
+
+class _Pooling2D(Layer):
+    _pool = None  # the nn function
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, name=None,
+                 dtype="float32", trainable=True, **kwargs):
+        super().__init__(name=name, dtype=dtype, trainable=trainable, **kwargs)
+        who = type(self).__name__
+        _channels_last(data_format, who)
+        self.pool_size = _nn_ops._pair(pool_size, who, "pool_size", allow_four=False)
+        self.strides = self.pool_size if strides is None else _nn_ops._pair(strides, who, "strides",
+                                                                             allow_four=False)
+        self.padding = _padding_arg(padding, who)
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, c = tuple(input_shape)
+        return (n,) + tuple(_window_out(d, k, s, 1, self.padding)
+                            for d, k, s in zip((h, w), self.pool_size, self.strides)) + (c,)
+
+    def call(self, inputs):
+        return type(self)._pool(inputs, self.pool_size, self.strides, self.padding.upper())
+
+
+class MaxPooling2D(_Pooling2D):
+    """The largest value of each ``pool_size`` window (strides default to the pool size).
+
+    >>> import autodiff_viz as ad
+    >>> ad.keras.layers.MaxPooling2D()(ad.ones((1, 4, 4, 3))).shape
+    TensorShape([1, 2, 2, 3])
+    """
+
+    _pool = staticmethod(nn.max_pool2d)
+
+
+class AveragePooling2D(_Pooling2D):
+    """The mean of each ``pool_size`` window (strides default to the pool size)."""
+
+    _pool = staticmethod(nn.avg_pool2d)
+
+
+MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D
 
 
 class BatchNormalization(Layer):
