@@ -153,9 +153,12 @@ def test_conv_layers_shapes_weights_and_summary():
     lines = []
     model.summary(print_fn=lines.append)
     # 3·3·1·8 + 8 = 80; 3·3·8·4 + 4 = 292; 4·2 + 2 = 10.
-    for row in ("conv2d (Conv2D)", "(None, 6, 6, 8)", "max_pooling2d (MaxPooling2D)", "(None, 3, 3, 8)",
-                "(None, 3, 3, 4)", "(None, 1, 1, 4)", "(None, 4)", "Total params: 382 (1.49 KB)"):
+    for row in ("(None, 6, 6, 8)", "(None, 3, 3, 8)", "(None, 3, 3, 4)", "(None, 1, 1, 4)", "(None, 4)",
+                "Total params: 382 (1.49 KB)"):
         assert row in lines[0]
+    conv, pool = model.layers[:2]
+    assert conv.name.startswith("conv2d") and pool.name.startswith("max_pooling2d")  # Keras's spelling
+    assert f"{conv.name} (Conv2D)" in lines[0] and f"{pool.name} (MaxPooling2D)" in lines[0]
     assert [tuple(v.shape) for v in model.trainable_variables] == [(3, 3, 1, 8), (8,), (3, 3, 8, 4), (4,), (4, 2),
                                                                    (2,)]
 
