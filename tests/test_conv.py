@@ -191,3 +191,41 @@ def test_a_tiny_cnn_trains_on_synthetic_images():
     accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
     accuracy.update_state(labels, model(images))
     assert float(accuracy.result()) == 1.0
+
+
+def test_the_custom_layers_tutorials_resnet_identity_block():
+    # TF's "Custom layers" tutorial: a block named '' of three convolutions and batch norms; the tutorial prints
+    # 6 layers, 18 variables, 41 parameters (29 trainable, 12 non-trainable).
+    class ResnetIdentityBlock(tf.keras.Model):
+        def __init__(self, kernel_size, filters):
+            super(ResnetIdentityBlock, self).__init__(name="")
+            filters1, filters2, filters3 = filters
+            self.conv2a = tf.keras.layers.Conv2D(filters1, (1, 1))
+            self.bn2a = tf.keras.layers.BatchNormalization()
+            self.conv2b = tf.keras.layers.Conv2D(filters2, kernel_size, padding="same")
+            self.bn2b = tf.keras.layers.BatchNormalization()
+            self.conv2c = tf.keras.layers.Conv2D(filters3, (1, 1))
+            self.bn2c = tf.keras.layers.BatchNormalization()
+
+        def call(self, input_tensor, training=False):
+            x = self.conv2a(input_tensor)
+            x = self.bn2a(x, training=training)
+            x = tf.nn.relu(x)
+            x = self.conv2b(x)
+            x = self.bn2b(x, training=training)
+            x = tf.nn.relu(x)
+            x = self.conv2c(x)
+            x = self.bn2c(x, training=training)
+            x += input_tensor
+            return tf.nn.relu(x)
+
+    block = ResnetIdentityBlock(1, [1, 2, 3])
+    out = block(tf.zeros([1, 2, 3, 3]))
+    assert out.shape == (1, 2, 3, 3)
+    assert [type(layer).__name__ for layer in block.layers] == ["Conv2D", "BatchNormalization"] * 3
+    assert len(block.variables) == 18
+    lines = []
+    block.summary(print_fn=lines.append)
+    assert lines[0].startswith('Model: ""')
+    for row in ("Total params: 41", "Trainable params: 29", "Non-trainable params: 12"):
+        assert row in lines[0]
