@@ -27,7 +27,8 @@ def _pair(value, op, what, allow_four=True) -> tuple:
         except TypeError:
             items = [None]
         if None in items or len(items) not in ((1, 2, 4) if allow_four else (1, 2)):
-            raise InvalidArgumentError(f"{op}: {what} must be an int or a list of 1, 2 or 4 ints, got {value!r:.60}")
+            raise InvalidArgumentError(f"{op}: {what} must be an int or a list of {'1, 2 or 4' if allow_four else '1 or 2'}"
+                                       f" ints, got {value!r:.60}")
         if len(items) == 4:
             if items[0] != 1 or items[3] != 1:
                 raise InvalidArgumentError(f"{op}: {what} {items} must be 1 in the batch and channel axes (NHWC)")

@@ -229,3 +229,14 @@ def test_the_custom_layers_tutorials_resnet_identity_block():
     assert lines[0].startswith('Model: ""')
     for row in ("Total params: 41", "Trainable params: 29", "Non-trainable params: 12"):
         assert row in lines[0]
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: tf.keras.layers.Conv2D(2, [1, 2, 3]), "Conv2D: kernel_size must be an int or a list of 1 or 2"),
+    (lambda: tf.keras.layers.Conv2D(0, 3), "filters must be a positive integer"),
+    (lambda: tf.keras.layers.Flatten(data_format="channels_first"), "channels_last"),
+    (lambda: tf.keras.layers.MaxPooling2D(padding="full"), "MaxPooling2D: padding must be 'valid' or 'same'"),
+])
+def test_bad_layer_arguments_say_which(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()

@@ -210,6 +210,7 @@ class Flatten(Layer):
 
     def __init__(self, data_format=None, name=None, dtype="float32", trainable=True, **kwargs):
         super().__init__(name=name, dtype=dtype, trainable=trainable, **kwargs)
+        _channels_last(data_format, "Flatten")
 
     def compute_output_shape(self, input_shape):
         rest = tuple(input_shape)[1:]

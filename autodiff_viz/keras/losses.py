@@ -104,14 +104,15 @@ class SparseCategoricalCrossentropy(Loss):
         self.from_logits = bool(from_logits)
 
     def call(self, y_true, y_pred):
-        labels = _class_indices(y_true, y_pred, "SparseCategoricalCrossentropy")
+        labels = class_indices(y_true, y_pred, "SparseCategoricalCrossentropy")
         if self.from_logits:
             return nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=y_pred)
         picked = o.one_hot(labels, y_pred.shape[-1], dtype=y_pred.dtype)
         return -o.reduce_sum(picked * _log_probabilities(y_pred, False), axis=-1)
 
 
-def _class_indices(y_true, y_pred, who):
+def class_indices(y_true, y_pred, who):
+    """Labels as class indices of ``y_pred``'s shape without its last axis (a trailing axis of 1 dropped)."""
     if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
         y_true = o.squeeze(y_true, axis=-1)
     if y_true.shape != y_pred.shape[:-1]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from .. import _ops as o
 from .._missing import missing_api as _missing_api
 from .._tensor import InvalidArgumentError, ResourceVariable, as_tensor
+from .losses import class_indices
 
 
 class Mean:
@@ -92,11 +93,7 @@ class SparseCategoricalAccuracy(_Matches):
         super().__init__(name, dtype)
 
     def matches(self, y_true, y_pred):
-        if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
-            y_true = o.squeeze(y_true, axis=-1)
-        if y_true.shape != y_pred.shape[:-1]:
-            raise InvalidArgumentError(f"SparseCategoricalAccuracy: labels of shape {y_true.shape} need y_pred's "
-                                       f"shape without its last axis, {y_pred.shape[:-1]}")
+        y_true = class_indices(y_true, y_pred, "SparseCategoricalAccuracy")
         predicted = o.cast(o.argmax(y_pred, axis=-1), "float32")
         return o.cast(o.equal(o.cast(y_true, "float32"), predicted), self.dtype)
 
