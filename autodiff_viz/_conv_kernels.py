@@ -57,10 +57,6 @@ def _patches(xp, x, kh, kw, strides, dilations, pads):
     return xp.reshape(xp.stack(taps, axis=3), (n * oh * ow, kh * kw * c)), (oh, ow)
 
 
-def _mT(xp, a):
-    return a.T if xp is _np else xp.matrix_transpose(a)
-
-
 def conv2d(xp, x, w, strides, pads, dilations):
     kh, kw, cin, cout = w.shape
     cols, (oh, ow) = _patches(xp, x, kh, kw, strides, dilations, pads)
@@ -71,7 +67,7 @@ def conv2d_backprop_input(xp, w, g, input_shape, strides, pads, dilations):
     """The gradient of ``conv2d`` with respect to its input: each output's gradient spread back over its window."""
     kh, kw, cin, cout = w.shape
     n, oh, ow = g.shape[0], g.shape[1], g.shape[2]
-    cols = xp.reshape(g, (n * oh * ow, cout)) @ _mT(xp, xp.reshape(w, (kh * kw * cin, cout)))
+    cols = xp.reshape(g, (n * oh * ow, cout)) @ xp.reshape(w, (kh * kw * cin, cout)).T
     cols = xp.reshape(cols, (n, oh, ow, kh * kw, cin))
     (top, bottom), (left, right) = pads
     dx = xp.zeros((n, input_shape[1] + top + bottom, input_shape[2] + left + right, cin), dtype=g.dtype)
@@ -84,7 +80,7 @@ def conv2d_backprop_filter(xp, x, g, filter_shape, strides, pads, dilations):
     """The gradient of ``conv2d`` with respect to its filter: patches transposed times the output's gradient."""
     kh, kw, cin, cout = filter_shape
     cols, (oh, ow) = _patches(xp, x, kh, kw, strides, dilations, pads)
-    return xp.reshape(_mT(xp, cols) @ xp.reshape(g, (x.shape[0] * oh * ow, cout)), (kh, kw, cin, cout))
+    return xp.reshape(cols.T @ xp.reshape(g, (x.shape[0] * oh * ow, cout)), (kh, kw, cin, cout))
 
 
 _LOWEST = -float("inf")  # max pooling pads with it: padding never wins a max

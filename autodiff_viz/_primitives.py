@@ -429,8 +429,7 @@ def _svd(xp, a):
     and the slices' gradients arrive here packed the same way.
     """
     u, s, vh = xp.linalg.svd(a, full_matrices=False)
-    v = vh.mT if xp is _np else xp.matrix_transpose(vh)
-    return xp.concat([u, v, xp.expand_dims(s, axis=-2)], axis=-2)
+    return xp.concat([u, vh.mT, xp.expand_dims(s, axis=-2)], axis=-2)
 
 
 def _svd_parts(op, packed):

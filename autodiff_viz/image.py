@@ -1,4 +1,4 @@
-"""``ad.image``: image ops (``adjust_contrast`` has no gradient, as in TF)."""
+"""``ad.image``: image ops: ``adjust_contrast`` (no gradient, as in TF) and ``resize_with_pad`` (bilinear)."""
 from .extend import as_tensor, execute
 from .extend import PRIMITIVES as _P
 from ._missing import missing_api as _missing_api
