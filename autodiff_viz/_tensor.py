@@ -756,8 +756,14 @@ def numeric(x, op, kinds="number") -> Tensor:
     return x
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False, name=None) -> Tensor:
-    """Matrix product of the last two axes (batched over the others)."""
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, name=None) -> Tensor:
+    """Matrix product of the last two axes (batched over the others); ``adjoint_*`` of real matrices transposes."""
+    if adjoint_a or adjoint_b:
+        for t, adj, which in ((a, adjoint_a, "a"), (b, adjoint_b, "b")):
+            if adj and isinstance(t, Tensor) and t.dtype.is_complex:
+                raise TypeError(f"MatMul: adjoint_{which} of a complex matrix (a conjugate) is not part of "
+                                "autodiff_viz; only real matrices")
+        transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     if isinstance(a, Tensor):
         b = as_tensor(b, a, "MatMul")
     else:

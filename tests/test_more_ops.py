@@ -159,3 +159,22 @@ def test_what_is_still_missing_says_so():
     for missing in (lambda: tf.data.experimental.AUTOTUNE, lambda: tf.linalg.qr, lambda: tf.math.cumprod):
         with pytest.raises(AttributeError, match="is not part of autodiff_viz"):
             missing()
+
+
+def test_the_matrix_approximation_tutorials_svd_cells():
+    # TF Core's "Matrix approximation with SVD": reconstruct A from s, U, V, then the rank-r approximation,
+    # whose error in the Frobenius norm is sqrt(s_{r+1}² + ...) (Eckart–Young, closed form).
+    A = tf.constant(np.random.default_rng(4).uniform(size=(40, 30)), dtype=tf.float32)
+    s, U, V = tf.linalg.svd(A)
+    A_svd = tf.einsum("s,us,vs -> uv", s, U, V)
+    np.testing.assert_allclose(A_svd.numpy(), A.numpy(), atol=1e-5)
+    A_mat = tf.linalg.matmul(U, tf.linalg.matmul(tf.linalg.diag(s), V, adjoint_b=True))
+    np.testing.assert_allclose(A_mat.numpy(), A.numpy(), atol=1e-5)
+
+    def rank_r_approx(s, U, V, r):
+        s_r, U_r, V_r = s[..., :r], U[..., :, :r], V[..., :, :r]
+        return tf.einsum("...s,...ps,...qs->...pq", s_r, U_r, V_r)
+
+    for r in (1, 5, 20):
+        error = float(tf.norm(A - rank_r_approx(s, U, V, r)))
+        np.testing.assert_allclose(error, np.sqrt(np.sum(s.numpy()[r:] ** 2)), rtol=1e-4)
