@@ -103,8 +103,9 @@ def boolean_mask(tensor, mask, axis=None, name=None):
     """
     tensor = as_tensor(tensor)
     mask = convert_to_tensor(mask)
-    if not mask.dtype.is_bool:
-        raise TypeError(f"boolean_mask: mask must be bool, got dtype {mask.dtype.name} (shape {mask.shape})")
+    if not (mask.dtype.is_bool or mask.dtype.is_integer or mask.dtype.is_floating):
+        raise TypeError(f"boolean_mask: mask must be bool (or numbers, nonzero meaning True, as TF's where reads "
+                        f"them), got dtype {mask.dtype.name} (shape {mask.shape})")
     axis = 0 if axis is None else _int_arg(axis, "boolean_mask", "axis")
     if mask.ndim == 0:
         raise InvalidArgumentError("boolean_mask: mask cannot be a scalar")
@@ -115,7 +116,7 @@ def boolean_mask(tensor, mask, axis=None, name=None):
                                    f"{axis + k - 1} of tensor shape {tensor.shape}")
     with name_scope("boolean_mask"):
         flat = o.reshape(tensor, tuple(tensor.shape[:axis]) + (-1,) + tuple(tensor.shape[axis + k:]))
-        picked = _np.flatnonzero(mask.numpy().reshape(-1)).astype(_np.int64)
+        picked = _np.flatnonzero(mask.numpy().reshape(-1)).astype(_np.int64)  # nonzero: True
         return o.getitem(flat, (slice(None),) * axis + (picked,))
 
 

@@ -178,3 +178,16 @@ def test_the_matrix_approximation_tutorials_svd_cells():
     for r in (1, 5, 20):
         error = float(tf.norm(A - rank_r_approx(s, U, V, r)))
         np.testing.assert_allclose(error, np.sqrt(np.sum(s.numpy()[r:] ** 2)), rtol=1e-4)
+
+
+def test_the_textbooks_softmax_cross_entropy_cell():
+    # Dive into Deep Learning, softmax regression from scratch (TensorFlow): picks with a one-hot float mask,
+    # printed [0.1, 0.5], then the cross entropy [2.3025851, 0.6931472].
+    y = tf.constant([0, 2])
+    y_hat = tf.constant([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]])
+    np.testing.assert_allclose(tf.boolean_mask(y_hat, tf.one_hot(y, depth=y_hat.shape[-1])).numpy(), [0.1, 0.5])
+
+    def cross_entropy(y_hat, y):
+        return -tf.math.log(tf.boolean_mask(y_hat, tf.one_hot(y, depth=y_hat.shape[-1])))
+
+    np.testing.assert_allclose(cross_entropy(y_hat, y).numpy(), [2.3025851, 0.6931472], rtol=1e-6)

@@ -127,3 +127,15 @@ def test_a_model_may_be_named_empty_as_in_the_custom_layers_tutorial():
 def test_bad_input_shape_is_refused():
     with pytest.raises(ValueError, match="input_shape"):
         tf.keras.layers.Dense(2, input_shape=(0,))
+
+
+def test_the_customization_basics_tutorials_numpy_cells():
+    # "Customization basics: tensors and operations": TF prints a float64 tensor of 42s, then 43s through NumPy.
+    ndarray = np.ones([3, 3])
+    tensor = tf.math.multiply(ndarray, 42)
+    assert str(tensor) == ("ad.Tensor(\n[[42. 42. 42.]\n [42. 42. 42.]\n [42. 42. 42.]], shape=(3, 3), "
+                           "dtype=float64)")
+    np.testing.assert_array_equal(np.add(tensor, 1), np.full((3, 3), 43.0))
+    assert tensor.numpy().dtype == np.float64
+    x = tf.linalg.matmul([[1]], [[2, 3]])
+    assert x.shape == (1, 2) and x.dtype == tf.int32
