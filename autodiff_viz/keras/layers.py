@@ -54,6 +54,23 @@ class Layer(Module):
         """The output's shape for inputs of ``input_shape`` (``None`` for the batch), without running the layer."""
         return tuple(input_shape)
 
+    def get_weights(self) -> list:
+        """The weights' values as NumPy arrays, in ``weights`` order."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights) -> None:
+        """Assign each weight the array at its place in ``weights`` (as many, of the same shapes, as ``get_weights``)."""
+        mine = self.weights
+        if len(weights) != len(mine):
+            raise ValueError(f"{type(self).__name__} {self.name!r}.set_weights: expected {len(mine)} arrays "
+                             f"(one per weight), got {len(weights)}")
+        for var, value in zip(mine, weights):
+            if tuple(getattr(value, "shape", ())) != tuple(var.shape):
+                raise ValueError(f"{type(self).__name__} {self.name!r}.set_weights: weight {var.name!r} has shape "
+                                 f"{tuple(var.shape)}, got an array of shape {tuple(getattr(value, 'shape', ()))}")
+        for var, value in zip(mine, weights):
+            var.assign(value)
+
     def count_params(self) -> int:
         """How many numbers the layer's weights hold."""
         return sum(math.prod(v.shape) for v in self.variables)
