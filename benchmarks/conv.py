@@ -3,7 +3,8 @@
 The hand version is what a course would write: a stride-trick view of the
 padded input's windows, one matrix product forward, two for the gradients
 (the filter's: patchesᵀ · g; the input's: g · Wᵀ, added back window by
-window).  Both compute ``sum(conv2d(x, w) * g)``'s gradients in float32.
+window).  Both compute the output and its gradients for an upstream ``g``
+(``output_gradients=g``), in float32.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/conv.py [--repeat 30]
 
@@ -54,8 +55,7 @@ def package(x, w, g, padding):
     with ad.GradientTape() as tape:
         tape.watch([x, w])
         y = ad.nn.conv2d(x, w, 1, padding)
-        loss = ad.reduce_sum(y * g)
-    gx, gw = tape.gradient(loss, [x, w])
+    gx, gw = tape.gradient(y, [x, w], output_gradients=g)  # g as the upstream gradient, as the hand version takes it
     return y, gx, gw
 
 
