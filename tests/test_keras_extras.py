@@ -105,3 +105,12 @@ def test_flatten_in_a_sequential_with_input_shape():
     model.summary(print_fn=lines.append)
     # 784*128 + 128 = 100480; 128*10 + 10 = 1290; the flattened shape is (None, 784).
     assert "(None, 784)" in lines[0] and "100,480" in lines[0] and "Total params: 101,770" in lines[0]
+
+
+def test_a_sequential_built_by_its_first_call_shows_any_batch_size():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(3), tf.keras.layers.Dense(1)])
+    model(tf.ones((5, 2)))
+    lines = []
+    model.summary(print_fn=lines.append)
+    # 2*3 + 3 = 9 and 3*1 + 1 = 4 weights.
+    assert "(None, 3)" in lines[0] and "(None, 1)" in lines[0] and "Total params: 13 (52.00 B)" in lines[0]

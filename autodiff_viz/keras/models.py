@@ -46,7 +46,7 @@ class Sequential(Layer):
                     layer.build(shape)
                 layer.built = True
             shape = layer.compute_output_shape(shape)
-        self._input_shape = tuple(input_shape)
+        self._input_shape = (None,) + tuple(input_shape)[1:]  # the batch size is any, as Keras shows it
         self.built = True
 
     def compute_output_shape(self, input_shape):
