@@ -204,7 +204,7 @@ SECOND_ORDER = {"Add", "Sub", "Mul", "RealDiv", "Neg", "Square", "Sqrt", "Pow", 
                 "Softplus", "Softmax", "LogSoftmax", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
                 "PadV2", "Einsum", "MatrixDiagPartV3", "MatrixInverse", "MatrixDeterminant", "MatrixSolve", "Sinh",
                 "Cosh", "Cumsum", "Svd", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
-                "AvgPool", "AvgPoolGrad"}
+                "AvgPool", "AvgPoolGrad", "MaxPoolGrad", "MaxPoolGradGrad"}
 
 
 @pytest.mark.parametrize("op_type, what, f, args", CASES, ids=[f"{c[0]}-{c[1]}" if c[1] else c[0] for c in CASES])
