@@ -13,6 +13,7 @@ with ``import autodiff_viz as tf``.
 from . import _primitives  # noqa: F401  (the op table)
 from ._backend import backend, set_backend
 from ._custom import custom_gradient
+from ._function import Function, TensorSpec, function
 from ._dtypes import (  # noqa: A004
     DType, as_dtype, bool_ as bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
     uint8, uint16, uint32, uint64,
@@ -25,12 +26,15 @@ from ._ops import (
     reduce_prod, reduce_sum, reshape, round, shape, sigmoid, sign, sin, size, sqrt, square, squared_difference,
     squeeze, stack, stop_gradient, subtract, tan, tanh, transpose, truediv, unstack, where, zeros, zeros_like,
 )
+from ._array_ops import boolean_mask, map_fn, meshgrid, tensordot
+from ._math_ops import cosh, cumsum, sinh
 from ._registry import NotDifferentiable, RegisterGradient, no_gradient
 from ._shape import TensorShape
 from ._tape import GradientTape, UnconnectedGradients, name_scope
 from ._tensor import EagerTensor, ResourceVariable, Tensor, Variable, constant, convert_to_tensor
 from . import config, errors, image, linalg, math, nn, random, test
 from .config import device
+from .random import random_normal_initializer
 from ._module import Module
 from . import autodiff, data, extend, keras
 from .traces import Trace

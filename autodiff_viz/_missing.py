@@ -6,10 +6,10 @@ the TensorFlow spelling, instead of a bare "has no attribute".
 
 >>> import autodiff_viz as ad
 >>> try:
-...     ad.nn.conv2d
+...     ad.nn.conv3d
 ... except AttributeError as e:
 ...     print(e)
-tf.nn.conv2d is not part of autodiff_viz: it implements the TensorFlow APIs that the gradient guides use (the README lists them, under "Which TensorFlow APIs exist")
+tf.nn.conv3d is not part of autodiff_viz: it implements the TensorFlow APIs that the gradient guides use (the README lists them, under "Which TensorFlow APIs exist")
 """
 from __future__ import annotations
 

@@ -512,7 +512,16 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001  (TF
                                    f"{'>' if delta > 0 else '<'} 0, got start={start}, limit={limit}, delta={delta}")
     if dtype is None:
         dtype = _np.float32 if builtins.any(isinstance(v, (float, _np.floating)) for v in vals) else _np.int32
-    return _make(lambda xp: xp.arange, start, limit, delta, dtype=dtype)
+    np_dtype = _np.dtype(_np_dtype(dtype))
+    if np_dtype.kind != "f":
+        return _make(lambda xp: xp.arange, start, limit, delta, dtype=dtype)
+    # As TF's kernel: the three numbers in the result's dtype, ceil(|(limit - start) / delta|) values,
+    # each start + i * delta (NumPy's arange steps by a delta rounded otherwise, and drifts).
+    start, limit, delta = (np_dtype.type(v) for v in (start, limit, delta))
+    n = int(_np.ceil(_np.abs((limit - start) / delta)))
+    host = start + _np.arange(n).astype(np_dtype) * delta
+    xp = _backend.current()
+    return _wrap(host if xp is _np else _backend.shim(xp).asarray(host, _backend.shim(xp).dtype(np_dtype)))
 
 
 # -- more TensorFlow ops: padding, einsum, linear algebra, norms, shapes ---

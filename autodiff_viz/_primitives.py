@@ -16,7 +16,7 @@ import math as _math
 
 import numpy as _np
 
-from . import _backend, _ops as o
+from . import _backend, _conv_kernels as ck, _math_ops as mo, _nn_ops as nno, _ops as o
 from ._registry import NOT_DIFFERENTIABLE as NONE, defop
 
 
@@ -404,6 +404,123 @@ def _adjust_contrast(xp, images, factor):
     return (images - mean) * factor + mean
 
 
+def _cumsum(xp, x, axis, exclusive, reverse):
+    if reverse:
+        x = xp.flip(x, axis=axis)
+    total = getattr(xp, "cumulative_sum", None) or xp.cumsum
+    out = total(x, axis=axis, dtype=x.dtype)
+    if exclusive:  # shift by one along the axis: the sum of the elements before, 0 first
+        head = xp.zeros(tuple(1 if i == axis else d for i, d in enumerate(x.shape)), dtype=x.dtype)
+        body = out[tuple(slice(0, -1) if i == axis else slice(None) for i in range(x.ndim))]
+        out = xp.concat([head, body], axis=axis)
+    return xp.flip(out, axis=axis) if reverse else out
+
+
+def _cumsum_rule(op, g):
+    # The transpose of a running sum is the running sum the other way.
+    a = op.attrs
+    return (mo._cumsum(g, a["axis"], a["exclusive"], not a["reverse"]),)
+
+
+def _svd(xp, a):
+    """The thin SVD packed in one array ``[..., M + N + 1, K]``: rows U (M), then V (N), then s (1).
+
+    One op, one output: ``ad.linalg.svd`` slices the three parts back out,
+    and the slices' gradients arrive here packed the same way.
+    """
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    return xp.concat([u, vh.mT, xp.expand_dims(s, axis=-2)], axis=-2)
+
+
+def _svd_parts(op, packed):
+    m, n = op.in_shapes[0][-2:]
+    part = lambda lo, hi: o.getitem(packed, (Ellipsis, slice(lo, hi), slice(None)))  # noqa: E731
+    return part(0, m), part(m, m + n), o.getitem(packed, (Ellipsis, m + n, slice(None)))
+
+
+def _svd_f(s):
+    """F[i, j] = 1 / (s_j² − s_i²) off the diagonal, 0 on it (distinct singular values, as TF assumes)."""
+    s2 = s * s
+    diff = o.expand_dims(s2, -2) - o.expand_dims(s2, -1)
+    on_diagonal = o.cast(o.eye(s.shape[-1], dtype=s.dtype), "bool")
+    return o.where(on_diagonal, o.zeros_like(diff), 1.0 / o.where(on_diagonal, o.ones_like(diff), diff))
+
+
+def _svd_grad(op, g):
+    # A = U S Vᵀ:  Ā = U [J S + diag(s̄) + S K] Vᵀ + (I − UUᵀ) Ū S⁻¹ Vᵀ + U S⁻¹ V̄ᵀ (I − VVᵀ),
+    # J = F ∘ (UᵀŪ − ŪᵀU), K = F ∘ (VᵀV̄ − V̄ᵀV).
+    u, v, s = _svd_parts(op, op.outputs[0])
+    gu, gv, gs = _svd_parts(op, g)
+    f = _svd_f(s)
+    ut_gu, vt_gv = o.matmul(u, gu, transpose_a=True), o.matmul(v, gv, transpose_a=True)
+    j = f * (ut_gu - o._matrix_t(ut_gu))
+    k = f * (vt_gv - o._matrix_t(vt_gv))
+    row, col, inv_row = o.expand_dims(s, -2), o.expand_dims(s, -1), o.expand_dims(1.0 / s, -2)
+    inner = j * row + o._matrix_diag(gs, s.shape[-1], s.shape[-1]) + col * k
+    ga = o.matmul(o.matmul(u, inner), v, transpose_b=True)
+    ga = ga + o.matmul((gu - o.matmul(u, ut_gu)) * inv_row, v, transpose_b=True)
+    ga = ga + o.matmul(u, (gv - o.matmul(v, vt_gv)) * inv_row, transpose_b=True)
+    return (ga,)
+
+
+def _svd_jvp(op, t):
+    # P = Uᵀ dA V:  ds = diag(P),  dU = U (F ∘ (P S + S Pᵀ)) + (I − UUᵀ) dA V S⁻¹,
+    #               dV = V (F ∘ (S P + Pᵀ S)) + (I − VVᵀ) dAᵀ U S⁻¹.
+    u, v, s = _svd_parts(op, op.outputs[0])
+    da = t[0]
+    f = _svd_f(s)
+    row, col, inv_row = o.expand_dims(s, -2), o.expand_dims(s, -1), o.expand_dims(1.0 / s, -2)
+    da_v, dat_u = o.matmul(da, v), o.matmul(da, u, transpose_a=True)
+    p = o.matmul(u, da_v, transpose_a=True)
+    pt = o._matrix_t(p)
+    du = o.matmul(u, f * (p * row + col * pt)) + (da_v - o.matmul(u, p)) * inv_row
+    dv = o.matmul(v, f * (col * p + pt * row)) + (dat_u - o.matmul(v, pt)) * inv_row
+    return o.concat([du, dv, o.expand_dims(o.diag_part(p), -2)], axis=-2)
+
+
+def _conv_attrs(op):
+    a = op.attrs
+    return a["strides"], a["pads"], a["dilations"]
+
+
+def _conv_grad(op, g):
+    # Each input's gradient reads the other: the input's spreads g back over the windows through the
+    # filter (col2im); the filter's is the windows (im2col) times g.
+    x, w = op.inputs
+    args = _conv_attrs(op)
+    gx = None if w is None else nno._conv2d_backprop_input(w, g, op.in_shapes[0], *args)
+    gw = None if x is None else nno._conv2d_backprop_filter(x, g, op.in_shapes[1], *args)
+    return gx, gw
+
+
+def _conv_input_grad(op, u):
+    # Conv2DBackpropInput(w, g) is linear in each: the transposes are a convolution and a filter gradient.
+    w, g = op.inputs
+    args = _conv_attrs(op)
+    gw = None if g is None else nno._conv2d_backprop_filter(u, g, op.in_shapes[0], *args)
+    gg = None if w is None else nno._conv2d(u, w, *args)
+    return gw, gg
+
+
+def _conv_filter_grad(op, u):
+    x, g = op.inputs
+    args = _conv_attrs(op)
+    gx = None if g is None else nno._conv2d_backprop_input(u, g, op.in_shapes[0], *args)
+    gg = None if x is None else nno._conv2d(x, u, *args)
+    return gx, gg
+
+
+def _max_pool_grad_rule(op, u):
+    # MaxPoolGrad(x, y, g) is linear in g and constant in x and y between ties.
+    x, y, _ = op.inputs
+    return None, None, nno._max_pool_grad_grad(x, y, u, nno._pool_attrs(op))
+
+
+def _max_pool_grad_grad_rule(op, u):
+    x, y, _ = op.inputs
+    return None, None, nno._max_pool_grad(x, y, u, nno._pool_attrs(op))
+
+
 # ---------------------------------------------------------------------------
 #      type               forward                                              gradient rule
 # (Arithmetic forwards use the operators: on scalars, NumPy's operators skip the ufunc machinery.)
@@ -491,6 +608,12 @@ defop("Sin",      lambda xp, x: xp.sin(x),                       lambda op, g: (
 defop("Cos",      lambda xp, x: xp.cos(x),                       lambda op, g: (-g * o.sin(op.inputs[0]),), save="all",
       jvp=lambda op, t: -t[0] * o.sin(op.inputs[0]),
       show=('cos(a)', '−sin(a)'))
+defop("Sinh",     lambda xp, x: xp.sinh(x),                      lambda op, g: (g * mo.cosh(op.inputs[0]),), save="all",
+      jvp=lambda op, t: t[0] * mo.cosh(op.inputs[0]),
+      show=('sinh(a)', 'cosh(a)'))
+defop("Cosh",     lambda xp, x: xp.cosh(x),                      lambda op, g: (g * mo.sinh(op.inputs[0]),), save="all",
+      jvp=lambda op, t: t[0] * mo.sinh(op.inputs[0]),
+      show=('cosh(a)', 'sinh(a)'))
 defop("Tan",      lambda xp, x: xp.tan(x),                       lambda op, g: (g / o.square(o.cos(op.inputs[0])),), save="all",
       jvp=lambda op, t: t[0] / o.square(o.cos(op.inputs[0])),
       show=('tan(a)', '1/cos²(a)'))
@@ -583,6 +706,9 @@ defop("Prod",     lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=k
       _prod_grad, save="all",
       jvp=_prod_jvp,
       show=('Π a', 'product of the other elements'))
+defop("Cumsum",   _cumsum,                                       _cumsum_rule,
+      jvp=lambda op, t: mo._cumsum(t[0], op.attrs["axis"], op.attrs["exclusive"], op.attrs["reverse"]),
+      show=('cumsum(a): a₀, a₀ + a₁, …', 'the running sum of the upstream, run the other way'))
 defop("ArgMax",   lambda xp, x, axis: xp.astype(xp.argmax(x, axis=axis), xp.int64),      NONE,
       show=('argmax(a)',))
 defop("ArgMin",   lambda xp, x, axis: xp.astype(xp.argmin(x, axis=axis), xp.int64),      NONE,
@@ -639,6 +765,44 @@ defop("PadV2",    _pad,                                          lambda op, g: (
 defop("Einsum",   _einsum,                                       _einsum_grad, save="all",
       jvp=_einsum_jvp,
       show=('einsum(equation, a, b, …)', 'einsum of the upstream with the other operands'))
+# Convolution and pooling (NHWC; attrs: strides, pads ((top, bottom), (left, right)), dilations, ksize)
+defop("Conv2D",   lambda xp, x, w, strides, pads, dilations: ck.conv2d(xp, x, w, strides, pads, dilations),
+      _conv_grad, save={0: (1,), 1: (0,)},
+      jvp=lambda op, t: (nno._conv2d(t[0], op.inputs[1], *_conv_attrs(op))
+                         + nno._conv2d(op.inputs[0], t[1], *_conv_attrs(op))),
+      show=('conv2d(x, W): each output Σ patch · W', 'upstream spread back over each patch, through W',
+            'Σ over positions: patch ⊗ upstream'))
+defop("Conv2DBackpropInput", ck.conv2d_backprop_input,         _conv_input_grad, save={0: (1,), 1: (0,)},
+      jvp=lambda op, t: (nno._conv2d_backprop_input(t[0], op.inputs[1], op.attrs["input_shape"], *_conv_attrs(op))
+                         + nno._conv2d_backprop_input(op.inputs[0], t[1], op.attrs["input_shape"], *_conv_attrs(op))),
+      show=('each b (upstream) spread over its patch through W = a', 'Σ over positions: u-patch ⊗ b',
+            'conv2d(u, a)'))
+defop("Conv2DBackpropFilter", ck.conv2d_backprop_filter,       _conv_filter_grad, save={0: (1,), 1: (0,)},
+      jvp=lambda op, t: (nno._conv2d_backprop_filter(t[0], op.inputs[1], op.attrs["filter_shape"], *_conv_attrs(op))
+                         + nno._conv2d_backprop_filter(op.inputs[0], t[1], op.attrs["filter_shape"],
+                                                       *_conv_attrs(op))),
+      show=('Σ over positions: patch of a ⊗ b (upstream)', 'u spread back over each patch, through b',
+            'conv2d(a, u)'))
+defop("MaxPool",  ck.max_pool,
+      lambda op, g: (nno._max_pool_grad(op.inputs[0], op.outputs[0], g, nno._pool_attrs(op)),),
+      save="all", save_output=True,
+      jvp=lambda op, t: nno._max_pool_grad_grad(op.inputs[0], op.outputs[0], t[0], nno._pool_attrs(op)),
+      show=('max of each window', '1 at each window\'s (first) maximum, 0 elsewhere'))
+defop("MaxPoolGrad", ck.max_pool_grad,                           _max_pool_grad_rule, save=(0, 1),
+      jvp=lambda op, t: nno._max_pool_grad(op.inputs[0], op.inputs[1], t[2], nno._pool_attrs(op)),
+      show=('c (upstream) placed at each window\'s maximum (a: input, b: its max pool)', '0', '0',
+            'the value at each window\'s maximum'))
+defop("MaxPoolGradGrad", ck.max_pool_grad_grad,                  _max_pool_grad_grad_rule, save=(0, 1),
+      jvp=lambda op, t: nno._max_pool_grad_grad(op.inputs[0], op.inputs[1], t[2], nno._pool_attrs(op)),
+      show=('c at each window\'s maximum (a: input, b: its max pool)', '0', '0', 'placed back at the maximum'))
+defop("AvgPool",  ck.avg_pool,
+      lambda op, g: (nno._avg_pool_grad(g, op.in_shapes[0], nno._pool_attrs(op)),),
+      jvp=lambda op, t: nno._avg_pool(t[0], nno._pool_attrs(op)),
+      show=('mean of each window', '1/n over each window (n: its real inputs)'))
+defop("AvgPoolGrad", ck.avg_pool_grad,
+      lambda op, u: (nno._avg_pool(u, nno._pool_attrs(op)),),
+      jvp=lambda op, t: nno._avg_pool_grad(t[0], op.attrs["input_shape"], nno._pool_attrs(op)),
+      show=('a (upstream) shared 1/n over each window', 'the mean of each window'))
 defop("MatrixDiagPartV3", lambda xp, x: _diagonal(xp, x),
       lambda op, g: (o._matrix_diag(g, op.in_shapes[0][-2], op.in_shapes[0][-1]),),
       jvp=lambda op, t: o.diag_part(t[0]),
@@ -654,6 +818,10 @@ defop("MatrixDeterminant", lambda xp, a: xp.linalg.det(a),     _det_grad, save="
 defop("MatrixSolve", lambda xp, a, b: xp.linalg.solve(a, b),     _solve_grad, save="all", save_output=True,
       jvp=lambda op, t: o.solve(op.inputs[0], t[1] - o.matmul(t[0], op.outputs[0])),
       show=('A⁻¹·B (X solving A·X = B)', '−A⁻ᵀ·upstream·Xᵀ', 'A⁻ᵀ·upstream'))
+defop("Svd",      _svd,                                          _svd_grad, save_output=True,
+      jvp=_svd_jvp,
+      show=('svd(A) = U·diag(s)·Vᵀ (packed [U; V; s])',
+            'U [F∘(UᵀŪ − ŪᵀU) S + diag(s̄) + S F∘(VᵀV̄ − V̄ᵀV)] Vᵀ + the parts outside U and V'))
 defop("OneHot",   _one_hot,                                      NONE,
       show=('one_hot(a)',))
 defop("Cast",     lambda xp, x, dtype: xp.astype(x, dtype),      _cast_grad,
@@ -683,6 +851,14 @@ defop("LogicalOr",    lambda xp, x, y: xp.logical_or(x, y),    NONE,
       show=('a or b',))
 defop("LogicalNot",   lambda xp, x: xp.logical_not(x),         NONE,
       show=('not a',))
+
+
+defop("IsNan",        lambda xp, x: xp.isnan(x),               NONE,
+      show=('a is NaN',))
+defop("IsInf",        lambda xp, x: xp.isinf(x),               NONE,
+      show=('a is ±∞',))
+defop("IsFinite",     lambda xp, x: xp.isfinite(x),            NONE,
+      show=('a is finite',))
 
 
 def _sum_all(xp, xs):

@@ -309,6 +309,34 @@ class ResourceVariable(Tensor):
         note_state(self, how)
         return self
 
+    def __getitem__(self, index):
+        """``v[index]``: a read of the slice (recorded as any index) that can also be assigned, as in TF.
+
+        >>> import autodiff_viz as ad
+        >>> v = ad.Variable([1.0, 2.0, 3.0])
+        >>> v[1:].assign([5.0, 6.0]).numpy().tolist()
+        [1.0, 5.0, 6.0]
+        """
+        read = getitem(self, index)
+        piece = _new(_VariableSlice)
+        piece._value, piece._id, piece._var, piece._index = read._value, read._id, self, index
+        return piece
+
+    def _assign_slice(self, index, value):
+        xp = _namespace_of(self._value)
+        where = _backend.shim(xp).index(_normalize_index(index))
+        new = self._converted(value, "assign")
+        with self._lock:  # read, copy and store as one step, as every other update (see the class docstring)
+            shape = tuple(_backend.shim(xp).getitem(self._value, where).shape)  # (read on the arrays: not recorded)
+            if tuple(new.shape) != shape:
+                raise ValueError(f"Variable.assign of {self._name!r}[{index!r}]: the value has shape "
+                                 f"{tuple(new.shape)}, the slice has shape {shape}")
+            updated = xp.asarray(self._value, copy=True)
+            updated[where] = new
+            self._value = updated
+        note_state(self, "assign")
+        return self
+
     def __repr__(self):
         v = _backend.to_numpy(self._value)
         shown = str(v[()]) if v.ndim == 0 else repr(v)
@@ -320,6 +348,15 @@ class ResourceVariable(Tensor):
 
 
 Variable = ResourceVariable
+
+
+class _VariableSlice(EagerTensor):
+    """What ``v[index]`` gives: a tensor, plus ``assign`` writing into that slice of ``v`` (TF's sliced assign)."""
+
+    __slots__ = ("_var", "_index")
+
+    def assign(self, value):
+        return self._var._assign_slice(self._index, value)
 
 
 def _variable_name(name):
@@ -676,6 +713,10 @@ def binary(type, x, y) -> Tensor:
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
             y = as_tensor(y, x, type)
+    elif not isinstance(y, Tensor) and not _is_python_number(x):
+        # Neither is a tensor (``multiply(np.ones(3), 42)``): as TF, the first operand's dtype rules.
+        x = as_tensor(x, None, type)
+        y = as_tensor(y, x, type)
     else:
         y = as_tensor(y, None, type)
         x = as_tensor(x, y, type)
@@ -689,6 +730,10 @@ def binary(type, x, y) -> Tensor:
     if dt.is_bool and type not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
         numeric(x, type)
     return execute(PRIMITIVES[type], (x, y))
+
+
+def _is_python_number(x) -> bool:
+    return isinstance(x, (int, float, complex)) and not isinstance(x, (_np.generic, bool))
 
 
 _TAKES_BOOL = frozenset({"Equal", "NotEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Identity", "StopGradient"})
@@ -761,8 +806,14 @@ def numeric(x, op, kinds="number") -> Tensor:
     return x
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False, name=None) -> Tensor:
-    """Matrix product of the last two axes (batched over the others)."""
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, name=None) -> Tensor:
+    """Matrix product of the last two axes (batched over the others); ``adjoint_*`` of real matrices transposes."""
+    if adjoint_a or adjoint_b:
+        for t, adj, which in ((a, adjoint_a, "a"), (b, adjoint_b, "b")):
+            if adj and isinstance(t, Tensor) and t.dtype.is_complex:
+                raise TypeError(f"MatMul: adjoint_{which} of a complex matrix (a conjugate) is not part of "
+                                "autodiff_viz; only real matrices")
+        transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     if isinstance(a, Tensor):
         b = as_tensor(b, a, "MatMul")
     else:

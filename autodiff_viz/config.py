@@ -73,4 +73,15 @@ def device(device_name):
     yield
 
 
+def run_functions_eagerly(run_eagerly) -> None:
+    """Accepted for TensorFlow code: ``ad.function`` always runs its Python function eagerly, whatever the flag."""
+    if not isinstance(run_eagerly, bool):
+        raise TypeError(f"run_functions_eagerly: expected True or False, got {run_eagerly!r}")
+
+
+def functions_run_eagerly() -> bool:
+    """Always True: there are no graphs here."""
+    return True
+
+
 __getattr__ = _missing_api(__name__)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as _np
 
 from . import _backend
+from . import _data_experimental as experimental
 from . import random as _random
 from ._tensor import Tensor, _int_arg, _wrap, convert_to_tensor
 from ._missing import missing_api as _missing_api
@@ -96,6 +97,10 @@ class Dataset:
     def map(self, map_func) -> Dataset:
         """Apply ``map_func`` to each element (a tuple element is passed as separate arguments)."""
         return _Map(self, map_func)
+
+    def cardinality(self):
+        """The number of elements (an int64 scalar tensor; -2 when unknown), as ``tf.data.Dataset.cardinality``."""
+        return experimental.cardinality(self)
 
     def take(self, count) -> Dataset:
         """The first ``count`` elements (all of them if ``count`` is -1)."""

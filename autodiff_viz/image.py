@@ -1,7 +1,8 @@
-"""``ad.image``: image ops (``adjust_contrast`` has no gradient, as in TF)."""
+"""``ad.image``: image ops: ``adjust_contrast`` (no gradient, as in TF) and ``resize_with_pad`` (bilinear)."""
 from .extend import as_tensor, execute
 from .extend import PRIMITIVES as _P
 from ._missing import missing_api as _missing_api
+from ._image_ops import resize_with_pad  # noqa: F401
 
 
 def adjust_contrast(images, contrast_factor):

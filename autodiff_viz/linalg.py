@@ -8,6 +8,9 @@
 from ._missing import missing_api as _missing_api
 from ._ops import det, diag_part, einsum, inv, matmul, matrix_transpose, norm, solve, trace, transpose  # noqa: F401
 
+from ._linalg_ops import diag, matvec, svd  # noqa: F401
+from ._array_ops import tensordot  # noqa: F401
+
 adjoint = matrix_transpose  # real matrices: the adjoint is the transpose
 
 __getattr__ = _missing_api(__name__)

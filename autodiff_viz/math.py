@@ -7,6 +7,7 @@ from ._ops import (  # noqa: F401
     reduce_variance, round, sigmoid, sign, sin, sqrt, square, squared_difference, subtract, tan, tanh, truediv,
 )
 from ._ops import softplus  # noqa: F401
+from ._math_ops import cosh, cumsum, is_finite, is_inf, is_nan, sinh  # noqa: F401
 
 mod = floormod
 

@@ -7,6 +7,7 @@ from . import _backend, _dtypes
 from ._missing import missing_api as _missing_api
 from ._ops import _allocated
 from ._tensor import _shape_arg, _wrap
+from ._tensor import convert_to_tensor as _convert
 
 _rng = _np.random.default_rng()
 
@@ -59,6 +60,31 @@ def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name
     g = _generator(seed, "random.uniform")
     draw = g.uniform if dt.is_floating else g.integers
     return _to_backend(_allocated("random.uniform", shape, _np.float64, lambda: draw(minval, maxval, size=shape)), dt)
+
+
+def shuffle(value, seed=None, name=None):
+    """``value`` with its first axis in a random order (a new tensor; as TF, not differentiable)."""
+    t = _convert(value)
+    if t.ndim == 0:
+        raise ValueError(f"random.shuffle: value needs at least one axis to shuffle, got shape {t.shape}")
+    order = _generator(seed, "random.shuffle").permutation(t.shape[0])
+    xp = _backend.namespace_of(t._value)
+    return _wrap(xp.take(t._value, xp.asarray(order) if xp is not _np else order, axis=0))
+
+
+class random_normal_initializer:  # noqa: N801  (TF's name)
+    """An initializer drawing from N(mean, stddev²): ``init(shape, dtype=float32)`` returns a tensor.
+
+    >>> import autodiff_viz as ad
+    >>> ad.random_normal_initializer(stddev=0.0)(shape=(2,)).numpy().tolist()
+    [0.0, 0.0]
+    """
+
+    def __init__(self, mean=0.0, stddev=1.0, seed=None):
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def __call__(self, shape, dtype=_dtypes.float32, **kwargs):
+        return normal(shape, self.mean, self.stddev, dtype=dtype, seed=self.seed)
 
 
 __getattr__ = _missing_api(__name__)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz import _ops, _registry
+from autodiff_viz import _image_ops, _nn_ops, _ops, _registry
 from gradcheck import check_gradients
 
 rng = np.random.default_rng(1234)
@@ -19,6 +19,32 @@ def pos(*shape):
 
 def away_from_zero(*shape):
     return rng.choice([-1.0, 1.0], size=shape) * rng.uniform(0.3, 2.0, size=shape)
+
+
+def _distinct_singular(m, n):
+    """A matrix with singular values 3, 2, 1... (well apart, as the SVD gradient needs)."""
+    q1, _ = np.linalg.qr(rng.normal(size=(m, m)))
+    q2, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    s = np.zeros((m, n))
+    k = min(m, n)
+    s[range(k), range(k)] = np.arange(k, 0, -1) + 0.5
+    return q1 @ s @ q2.T
+
+
+def _spread(*shape):
+    """Distinct values far apart (a shuffled grid): no ties, and finite differences never change a window's maximum."""
+    return rng.permutation(np.arange(int(np.prod(shape))) * 0.5).reshape(shape)
+
+
+_POOLED = _spread(1, 3, 3, 1)
+
+
+def _svd_sign_free(a):
+    # Each singular pair's sign is arbitrary: check what does not depend on it.
+    s, u, v = ad.linalg.svd(a)
+    outer = ad.einsum("...ik,...jk->...ijk", u, v)
+    return ad.concat([ad.reshape(s, [-1]), ad.reshape(u * u, [-1]), ad.reshape(v * v, [-1]),
+                      ad.reshape(outer, [-1])], axis=0)
 
 
 # (op type, description, function, arguments); one op may appear many times.
@@ -129,6 +155,44 @@ CASES = [
     ("MatrixInverse", "", ad.linalg.inv, [3.0 * np.eye(3) + 0.5 * r(3, 3)]),
     ("MatrixDeterminant", "batched", ad.linalg.det, [3.0 * np.eye(3) + 0.5 * r(2, 3, 3)]),
     ("MatrixSolve", "", ad.linalg.solve, [3.0 * np.eye(3) + 0.5 * r(3, 3), r(3, 2)]),
+    # Beyond the guides: the Core and customization tutorials' ops.
+    ("Sinh", "", ad.sinh, [r(3)]),
+    ("Cosh", "", ad.math.cosh, [r(3)]),
+    ("Cumsum", "axis 1", lambda x: ad.cumsum(x, axis=1), [r(2, 4)]),
+    ("Cumsum", "exclusive, reverse", lambda x: ad.math.cumsum(x, axis=0, exclusive=True, reverse=True), [r(3, 2)]),
+    ("Svd", "singular values", lambda a: ad.linalg.svd(a, compute_uv=False), [_distinct_singular(3, 2)]),
+    ("Svd", "u and v, sign-free (squares and u_k v_kᵀ)", _svd_sign_free, [_distinct_singular(2, 3)]),
+    ("Svd", "square, batched", lambda a: _svd_sign_free(a), [np.stack([_distinct_singular(3, 3)] * 2)]),
+    ("Einsum", "tensordot, axes 1", lambda a, b: ad.tensordot(a, b, 1), [r(2, 3), r(3, 2)]),
+    ("Einsum", "tensordot, axis pairs", lambda a, b: ad.tensordot(a, b, [[0, 2], [1, 0]]), [r(2, 3, 4), r(4, 2)]),
+    ("StridedSlice", "boolean_mask", lambda x: ad.boolean_mask(x, [[True, False, True], [False, True, True]]),
+     [r(2, 3, 2)]),
+    ("BroadcastTo", "meshgrid", lambda x, y: ad.meshgrid(x, y)[0] * ad.meshgrid(x, y)[1], [r(3), r(2)]),
+    ("Mul", "linalg.diag", lambda d: ad.linalg.diag(d), [r(2, 3)]),
+    ("MatMul", "linalg.matvec", lambda a, b: ad.linalg.matvec(a, b), [r(2, 3), r(3)]),
+    ("Mul", "map_fn through the ops it runs", lambda x: ad.map_fn(lambda row: row * ad.sin(row), x), [r(3, 2)]),
+    ("StridedSlice", "bilinear resize (resize_with_pad's interpolation)",
+     lambda x: _image_ops._resize_bilinear(x, 3, 5), [r(1, 2, 3, 2)]),
+    # Convolution and pooling (NHWC).
+    ("Conv2D", "VALID", lambda x, w: ad.nn.conv2d(x, w, 1, "VALID"), [r(2, 4, 4, 2), r(3, 2, 2, 3)]),
+    ("Conv2D", "SAME, strides 2", lambda x, w: ad.nn.conv2d(x, w, 2, "SAME"), [r(1, 5, 4, 2), r(3, 3, 2, 2)]),
+    ("Conv2D", "dilations 2, explicit padding", lambda x, w: ad.nn.conv2d(
+        x, w, [1, 1], [[0, 0], [1, 0], [2, 1], [0, 0]], dilations=2), [r(1, 5, 5, 1), r(2, 2, 1, 2)]),
+    ("Conv2DBackpropInput", "as a function of filter and upstream", lambda w, g: _nn_ops._conv2d_backprop_input(
+        w, g, (1, 4, 5, 2), (2, 1), ((1, 1), (0, 1)), (1, 1)), [r(3, 2, 2, 3), r(1, 2, 5, 3)]),
+    ("Conv2DBackpropFilter", "as a function of input and upstream", lambda x, g: _nn_ops._conv2d_backprop_filter(
+        x, g, (2, 3, 2, 2), (1, 2), ((0, 1), (1, 1)), (1, 1)), [r(1, 4, 5, 2), r(1, 4, 3, 2)]),
+    ("MaxPool", "VALID 2x2", lambda x: ad.nn.max_pool2d(x, 2, 2, "VALID"), [_spread(2, 4, 4, 2)]),
+    ("MaxPool", "SAME, overlapping 3x3 windows", lambda x: ad.nn.max_pool2d(x, 3, 1, "SAME"), [_spread(1, 4, 3, 1)]),
+    ("MaxPoolGrad", "as a function of upstream", lambda g: _nn_ops._max_pool_grad(
+        ad.constant(_POOLED), ad.nn.max_pool2d(ad.constant(_POOLED), 2, 1, "SAME"), g,
+        {"ksize": (2, 2), "strides": (1, 1), "pads": ((0, 1), (0, 1))}), [r(1, 3, 3, 1)]),
+    ("MaxPoolGradGrad", "as a function of the tangent", lambda u: _nn_ops._max_pool_grad_grad(
+        ad.constant(_POOLED), ad.nn.max_pool2d(ad.constant(_POOLED), 2, 1, "SAME"), u,
+        {"ksize": (2, 2), "strides": (1, 1), "pads": ((0, 1), (0, 1))}), [r(1, 3, 3, 1)]),
+    ("AvgPool", "SAME, strides 2", lambda x: ad.nn.avg_pool2d(x, 3, 2, "SAME"), [r(2, 5, 4, 2)]),
+    ("AvgPoolGrad", "as a function of upstream", lambda g: _nn_ops._avg_pool_grad(
+        g, (1, 5, 4, 1), {"ksize": (3, 3), "strides": (2, 2), "pads": ((1, 1), (1, 1))}), [r(1, 3, 2, 1)]),
 ]
 
 # The round trip through float32 loses digits on purpose: a wider step and tolerance.
@@ -138,7 +202,9 @@ LOOSE = {"Cast": dict(atol=1e-3, rtol=1e-3, delta=1e-2)}
 SECOND_ORDER = {"Add", "Sub", "Mul", "RealDiv", "Neg", "Square", "Sqrt", "Pow", "SquaredDifference", "Maximum",
                 "Minimum", "Abs", "Exp", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh", "Sigmoid", "TanhGrad", "SigmoidGrad", "SqrtGrad", "Relu",
                 "Softplus", "Softmax", "LogSoftmax", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
-                "PadV2", "Einsum", "MatrixDiagPartV3", "MatrixInverse", "MatrixDeterminant", "MatrixSolve"}
+                "PadV2", "Einsum", "MatrixDiagPartV3", "MatrixInverse", "MatrixDeterminant", "MatrixSolve", "Sinh",
+                "Cosh", "Cumsum", "Svd", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
+                "AvgPool", "AvgPoolGrad", "MaxPoolGrad", "MaxPoolGradGrad"}
 
 
 @pytest.mark.parametrize("op_type, what, f, args", CASES, ids=[f"{c[0]}-{c[1]}" if c[1] else c[0] for c in CASES])

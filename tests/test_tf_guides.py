@@ -891,7 +891,8 @@ def test_mlp_core_guide_code():
         class MLP(tf.Module):
           def __init__(self, layers):
             self.layers = layers
-          def __call__(self, x, preds=False):  # restored without @tf.function: not part of this package
+          @tf.function
+          def __call__(self, x, preds=False):
             for layer in self.layers:
               x = layer(x)
             return x

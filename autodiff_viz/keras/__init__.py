@@ -10,9 +10,9 @@ is recorded on tapes like any other code.
 TensorShape([2, 1])
 """
 from .._missing import missing_api as _missing_api
-from . import activations, initializers, layers, optimizers
+from . import activations, initializers, layers, losses, metrics, optimizers
 from .models import Model, Sequential
 
-__all__ = ["Model", "Sequential", "activations", "initializers", "layers", "optimizers"]
+__all__ = ["Model", "Sequential", "activations", "initializers", "layers", "losses", "metrics", "optimizers"]
 
 __getattr__ = _missing_api(__name__)
