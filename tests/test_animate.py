@@ -106,7 +106,7 @@ def test_second_derivative_animates_both_tapes():
     assert [d["results"] for d in dones] == [["∂target/∂x = 27.0"], ["∂target/∂x = 18.0"]]
     recorded = [s for s in anim.steps if s["title"].startswith("Recorded while tape T2")]
     assert recorded, "the inner gradient's ops, recorded on the outer tape, appear as steps"
-    born = [n for n in anim.nodes if n["role"] == "backward"]
+    born = [n for n in anim.nodes if n["role"] == "rule_op"]
     assert born and not anim.steps[0]["alive"][[n["id"] for n in anim.nodes].index(born[0]["id"])]
 
 

@@ -110,12 +110,11 @@ def test_colour_key_lists_what_the_animation_shows(chain36, sum_rule):
     for r in renderer(sum_rule):
         labels = [label for _, label in r.key]
         assert labels == ["op running (forward)", "rule running (backward)", "just received a gradient",
-                          "source (watched or a variable)", "target", "not computed yet"]
+                          "source", "target", "tensor passed to tape.watch", "not computed yet"]
         shown = {t.get_text() for t in r.fig.findobj(Text) if t.get_visible()}
         assert set(labels) <= shown
         borders = {label: look[1] for look, label in r.key}
-        assert borders["target"] == _look.colour("target") and borders["just received a gradient"] == \
-            _look.colour("watched")
+        assert borders["target"] == "#D55E00" and borders["just received a gradient"] == "#56B4E9"  # vermillion, sky
         # every key swatch's border colour is in the picture's key row, exactly
         img = r.render(0)
         key_row = img[-round(0.6 * r.dpi):]
@@ -123,7 +122,7 @@ def test_colour_key_lists_what_the_animation_shows(chain36, sum_rule):
             if look[4] == 1.0:
                 assert (key_row == rgb(look[1])).all(axis=2).any(), label
     for r in renderer(chain36):
-        assert "constant" in [label for _, label in r.key]  # the 1.1 of every * 1.1
+        assert "constant (not watched)" in [label for _, label in r.key]  # the 1.1 of every * 1.1
 
 
 def test_36_op_chain_is_readable_and_follows_the_current_node(chain36):
@@ -155,8 +154,9 @@ def test_fast_frames_show_what_the_figure_shows(chain36):
                 r.fig.canvas.draw()
                 slow = np.asarray(r.fig.canvas.buffer_rgba())[:, :, :3].astype(int)
                 diff = np.abs(fast - slow).max(axis=2)
-                # the same picture: rounding aside, only an edge's letter redrawn over its hot edge differs
-                assert diff.mean() < 0.1 and (diff > 3).mean() < 5e-4, i
+                # the same picture: rounding aside (a faded sprite's opacity is a whole 255th: 64/255 for 0.25,
+                # a level off on faded fills), only an edge's letter redrawn over its hot edge differs
+                assert diff.mean() < 0.15 and (diff > 3).mean() < 5e-4, i
 
 
 def test_gif_one_frame_per_step_in_exact_colours(sum_rule, tmp_path):

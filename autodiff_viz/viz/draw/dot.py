@@ -42,23 +42,20 @@ from . import layout as _layout
 from ..model import graph as M
 from ..text.numbers import FULL_ITEMS, fmt_lines, fmt_shape
 from ..text.numbers import fmt_value as _fmt_value
-from .look import DIM, FONT_FAMILY, GREY, LIGHT_GREY, PALETTE, TINT as _TINT
+from . import look as _look
+from .look import DIM, FONT_FAMILY, GREY, LIGHT_GREY, LOOKS, PALETTE, TINT as _TINT
 
-ORANGE, SKY, GREEN, YELLOW = (PALETTE[c] for c in ("orange", "sky", "green", "yellow"))
-BLUE, VERMILLION, PURPLE, BLACK = (PALETTE[c] for c in ("blue", "vermillion", "purple", "black"))
+ORANGE, VERMILLION, PURPLE, BLACK = (PALETTE[c] for c in ("orange", "vermillion", "purple", "black"))
 TINT = {PALETTE[c]: t for c, t in _TINT.items()}
+LEAF_DIM_FILL = "#FAFAFA"  # a leaf off the path: a trace of its fill, so leaves still read as leaves
+# How DOT draws a look's shape cue; what the legend adds for the marks that a border tells apart.
+_SHAPES = {"cds": "cds", "box3d": "box3d"}
+_MARK_CUES = {"source": "double border", "target": "thick border"}
 
-STYLES = {
-    # kind: (border colour, fill, border style, shape)
-    "op": (BLACK, "#FFFFFF", "rounded,filled", "box"),
-    "variable": (BLUE, TINT[BLUE], "filled", "box"),
-    "variable_unwatched": (BLUE, "#FFFFFF", "dashed,filled", "box"),
-    "watched": (GREEN, TINT[GREEN], "filled", "box"),
-    "constant": (GREY, LIGHT_GREY, "dashed,filled", "box"),
-    "skipped": (PURPLE, TINT[PURPLE], "dashed,rounded,filled", "box"),
-    "numpy": (VERMILLION, "#FFFFFF", "dashed,filled", "cds"),
-    "scope": (GREY, "#EDEDED", "filled", "box3d"),
-}
+
+def dot_style(lk: _look.Look) -> str:
+    """The ``style`` attribute of a node drawn in the look ``lk``."""
+    return ",".join((["dashed"] if lk.dash else []) + (["rounded"] if lk.cue == "rounded" else []) + ["filled"])
 
 
 RANKDIRS = ("LR", "TB", "RL", "BT")
@@ -195,9 +192,10 @@ class _Writer:
                 recorder = sorted({t for n in nodes for t in n.tapes})
                 rec = ", ".join(f"T{t}" for t in recorder) or "?"
                 self.out(f"subgraph cluster_backward_{bw} {{")
+                lk = LOOKS["backward_pass"]
                 self.out(f'label=<<b>backward pass of T{bw}</b><br/><font point-size="10">recorded by {rec}: '
-                         f'differentiable again</font>>; style="dashed,filled"; color="{ORANGE}"; '
-                         f'fillcolor="{TINT[ORANGE]}"; fontcolor="{BLACK}"; penwidth=1.5;', 2)
+                         f'differentiable again</font>>; style="{dot_style(lk)}"; color="{lk.border}"; '
+                         f'fillcolor="{lk.fill}"; fontcolor="{lk.text}"; penwidth={lk.width};', 2)
                 depth = 2
             self.scoped(nodes, depth)
             if bw is not None:
@@ -309,31 +307,26 @@ class _Writer:
     # -- nodes ------------------------------------------------------------------
     def node_text(self, n: M.Node):
         """``(DOT line, label)`` of a node; notes the legend entries it needs."""
-        kind = n.kind
-        if kind == M.VARIABLE and n.watched is None:
-            kind = "variable_unwatched"
-        self.present.add(kind)
+        self.present.add(n.box)
         for flag, key in ((n.role, n.role), (n.on_path, "path"), (n.dimmed, "dimmed"), (n.grads, "grad"),
-                          (n.backward_of is not None, "backward"), (n.broken, "broken")):
+                          (n.backward_of is not None, "backward_pass"), (n.broken, "broken")):
             if flag:
                 self.present.add(key)
-        border, fill, style, shape = STYLES.get(kind, STYLES["op"])
-        fontcolor = BLACK
-        penwidth = 1.3
-        peripheries = 1
-        if n.role == "target":
-            border, penwidth = VERMILLION, 3.2
-        elif n.role == "source":
-            border, penwidth, peripheries = BLUE, 2.4, 2
-        elif n.on_path and n.kind in (M.OP, M.SCOPE):
-            border, penwidth = ORANGE, 2.6
+        lk = _look.node_look(n.box, n.role)
+        border, fill, style, shape = lk.border, lk.fill, dot_style(lk), _SHAPES.get(lk.cue, "box")
+        fontcolor, penwidth = lk.text, lk.width
+        peripheries = 2 if n.role in _look.MARKS and LOOKS[n.role].cue == "double" else 1
+        if n.role is None and n.on_path and n.kind in (M.OP, M.SCOPE):
+            border, penwidth = LOOKS["path"].border, LOOKS["path"].width
         if n.broken:  # filled and crossed: never mistaken for the target's thick border
-            border, penwidth, fill = VERMILLION, 3.2, TINT[VERMILLION]
+            mark = LOOKS["broken"]
+            border, penwidth, fill = mark.border, mark.width, mark.fill
             style = style.replace("dashed,", "") if "dashed" in style else style
             style = "bold," + (style if "filled" in style else style + ",filled")
         if n.dimmed and not n.broken:
-            border, fontcolor = DIM, DIM
-            fill = "#FFFFFF" if kind in ("op", "scope") else "#FAFAFA"
+            mark = LOOKS["dimmed"]
+            border, fontcolor = mark.border, mark.text
+            fill = mark.fill if n.kind in (M.OP, M.SCOPE) else LEAF_DIM_FILL
         label = self.label(n)
         attrs = [f"shape={shape}", f'style="{style}"', f'color="{border}"', f'fillcolor="{fill}"',
                  f'fontcolor="{fontcolor}"', f"penwidth={penwidth}", f"label=<{label}>",
@@ -380,7 +373,7 @@ class _Writer:
         color = DIM if dim else VERMILLION
         for key, g in n.grads.items():
             who = f" {self.call_tag(key)}" if self.many_grads else ""
-            rows.append(_block(f"∂{who} ", self.value_lines(g), color))
+            rows.append(_block(f"∂{who} ", self.value_lines(g), DIM if dim else _look.GRADIENT))
         if not n.grads and n.on_path and self.m.traced and n.kind not in (M.NUMPY,):
             self.present.add("nograd")
             rows.append(f'<font color="{GREY}"><i>∂ not computed yet</i></font>')
@@ -441,24 +434,24 @@ class _Writer:
     def edge_text(self, e: M.Edge) -> str:
         attrs = []
         color, width, style = BLACK, 1.2, "solid"
-        if e.kind == "skipped":
-            color, style = PURPLE, "dashed"
+        if e.kind == "skipped":  # into an op not recorded, out of the package: in the colour of that box
+            color, style = LOOKS["skipped"].border, "dashed"
         elif e.kind == "leave":
-            color, style = VERMILLION, "dashed"
+            color, style = LOOKS["numpy"].border, "dashed"
         if e.on_path:
-            color, width = ORANGE, 2.6
+            color, width = LOOKS["path"].border, LOOKS["path"].width
         if e.dimmed:
-            color = DIM
+            color = LOOKS["dimmed"].border
         if e.broken:
-            color, width, style = VERMILLION, 3.0, "dashed"
-            attrs.append('label=<<font color="#D55E00"><b>✗ path breaks</b></font>>')
+            color, width, style = LOOKS["broken"].border, 3.0, "dashed"
+            attrs.append(f'label=<<font color="{color}"><b>✗ path breaks</b></font>>')
         elif e.count > 1:
             attrs.append(f'label="×{e.count}"')
         elif self.values and e.grad is not None and e.on_path and e.grad.size <= EDGE_LABEL_MAX:
             self.edge_labels = True
             key = next((k for k, g in e.grads.items() if g is e.grad), None)
             who = f"{self.call_tag(key)} " if self.many_grads and key is not None else ""
-            attrs.append(f'label=<<font color="{VERMILLION}">∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
+            attrs.append(f'label=<<font color="{_look.GRADIENT}">∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
         attrs += [f'color="{color}"', f"penwidth={width}"]
         if style != "solid":
             attrs.append(f"style={style}")
@@ -471,28 +464,18 @@ class _Writer:
         present = self.present
         target = [n.label for n in self.m.nodes if n.role == "target"]
         of = f"the target {L.shorten(L.clean(target[0]), 24)}" if len(target) == 1 else "the target"
-        entries = [
-            ("variable", TINT[BLUE], BLUE, "", 1, "variable, watched on read" if self.full else "variable (watched)"),
-            ("variable_unwatched", "#FFFFFF", BLUE, "dashed", 1, "variable the tape does not watch"),
-            ("watched", TINT[GREEN], GREEN, "", 1, "tensor passed to tape.watch"),
-            ("constant", LIGHT_GREY, GREY, "dashed", 1, "constant (not watched)"),
-            ("op", "#FFFFFF", BLACK, "rounded", 1, "op recorded on the tape"),
-            ("skipped", TINT[PURPLE], PURPLE, "rounded,dashed", 1, "op not recorded (stop_recording)"),
-            ("numpy", "#FFFFFF", VERMILLION, "dashed", 1, "left the package (NumPy)"),
-            ("scope", "#EDEDED", GREY, "", 1, "folded name scope"),
-            ("source", "#FFFFFF", BLUE, "double", 1, "source (double border)"),
-            ("target", "#FFFFFF", VERMILLION, "", 3, "target (thick border)"),
-            ("path", "#FFFFFF", ORANGE, "rounded", 2, "on the path target → sources"),
-            ("dimmed", "#FFFFFF", DIM, "rounded", 1, "not on that path"),
-            ("backward", TINT[ORANGE], ORANGE, "dashed", 1, "backward pass recorded by an outer tape"),
-            ("broken", TINT[VERMILLION], VERMILLION, "", 3, f"✗ {self.mark_legend}"),
-        ]
+        order = ("variable", "variable_unwatched", "watched", "constant", "op", "rule_op", "skipped", "numpy", "scope",
+                 "source", "target", "path", "dimmed", "backward_pass", "broken")
+        says = {"broken": f"✗ {self.mark_legend}", **{k: f"{LOOKS[k].says} ({cue})" for k, cue in _MARK_CUES.items()}}
+        if self.full:
+            says["variable"] = "variable, watched on read"
         out = []
-        for key, fill, border, style, width, text in entries:
+        for key in order:
             if key in present:
-                text = esc(text, L.TITLE_LIMIT, "end")
-                out.append((_swatch(fill, border, style, width, text), text, False))
-        red = f'<font color="{VERMILLION}">'
+                lk = LOOKS[key]
+                text = esc(says.get(key, lk.says), L.TITLE_LIMIT, "end")
+                out.append((_swatch(lk, text), text, False))
+        red = f'<font color="{_look.GRADIENT}">'
         if "grad" in present:
             out.append((f"{red}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
                         "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
@@ -534,15 +517,16 @@ def _node_table(rows) -> str:
     return _TABLE + "".join(out) + "</table>"
 
 
-def _swatch(fill, border, style, width, text) -> str:
-    """A legend cell: a box drawn as the nodes of one style are (fill, border, dashes, rounding, weight,
-    a double border), with what the style means inside."""
+def _swatch(lk, text) -> str:
+    """A legend cell: a box drawn as the nodes of one look are (fill, border, dashes, rounding, weight,
+    a double border), with what the look means inside."""
     inner = f'<font point-size="10">{text}</font>'
-    if style == "double":
-        return (f'<td cellpadding="0"><table border="1" color="{border}" cellborder="1" cellspacing="1" '
-                f'cellpadding="2"><tr><td color="{border}" bgcolor="{fill}">{inner}</td></tr></table></td>')
+    if lk.cue == "double":
+        return (f'<td cellpadding="0"><table border="1" color="{lk.border}" cellborder="1" cellspacing="1" '
+                f'cellpadding="2"><tr><td color="{lk.border}" bgcolor="{lk.fill}">{inner}</td></tr></table></td>')
+    style = ",".join((["rounded"] if lk.cue == "rounded" else []) + (["dashed"] if lk.dash else []))
     st = f' style="{style}"' if style else ""
-    return f'<td border="{width}" color="{border}" bgcolor="{fill}"{st} cellpadding="3">{inner}</td>'
+    return f'<td border="{max(1, int(lk.width))}" color="{lk.border}" bgcolor="{lk.fill}"{st} cellpadding="3">{inner}</td>'
 
 
 def _legend_columns(entries, width) -> int:

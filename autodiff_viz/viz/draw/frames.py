@@ -25,7 +25,7 @@ such as ``$\\foo$`` is never parsed as mathtext or TeX) from text cleaned by
 >>> r.render(2).shape == (r.height, r.width, 3)
 True
 >>> [label for _, label in r.key]
-['op running (forward)', 'rule running (backward)', 'just received a gradient', 'source (watched or a variable)', 'target', 'not computed yet']
+['op running (forward)', 'rule running (backward)', 'just received a gradient', 'source', 'target', 'tensor passed to tape.watch', 'not computed yet']
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ import numpy as np
 
 from ..text import labels as _labels
 from ..model import story as _story
-from .look import DIM, GREY, LIGHT_GREY, PALETTE, TINT, colour, tint
+from . import look as _look
+from .look import DIM, FADED, GREY, LIGHT_GREY, LOOKS, PALETTE, TINT, colour, player_width, tint
 
 TEXT = _labels.MPL_TEXT
 INK = PALETTE["black"]
@@ -64,59 +65,40 @@ MAX_TITLE_LINES, MAX_LINES, MAX_ROWS, MAX_RESULTS, WRAP, MIN_SIDE_CHARS = 3, 14,
 # A word (a name, usually) longer than WORD_LIMIT characters is shortened before the rule's lines wrap,
 # a name in the table to NAME_LIMIT, a row of the table to ROW_LIMIT.
 WORD_LIMIT, NAME_LIMIT, ROW_LIMIT = 40, 20, 62
-FADED = 0.25  # opacity of a node not computed yet
 DASHED, PENDING_DASHES = (0, (5, 3)), (0, (3, 3))
 SPRITES, BASES = 1500, 6  # pictures kept for reuse (each sprite is a few tens of kB, each base a frame)
 MONO = "DejaVu Sans Mono"
 
-# Each role's box: (face, border, border width in points at scale 1, line style).
-_ROLE_LOOK = {
-    "source": (tint("variable"), colour("variable"), 1.5, "-"),
-    "const": (LIGHT_GREY, GREY, 1.5, "-"),
-    "target": ("white", colour("target"), 3.5, "-"),
-    "op": ("white", INK, 1.5, "-"),
-    "backward": (TINT["yellow"], INK, 1.5, DASHED),      # an op of a gradient rule, recorded by an outer tape
-    "skipped": (tint("skipped"), colour("skipped"), 1.5, DASHED),
-    "numpy": ("white", colour("backward"), 1.5, DASHED),
-}
+def node_look(box: str, role: str | None = None, state: str = "alive", phase: str = "forward") -> tuple:
+    """``(face, border, width, style, alpha)`` of a node box, from the look table: what the box is and
+    its mark (:func:`.look.node_look`), unless it is the node running now (``state="current"``), just
+    received a gradient (``"recv"``) or is not computed yet (``"pending"``).
 
-
-def node_look(role: str, state: str = "alive", phase: str = "forward") -> tuple:
-    """``(face, border, width, style, alpha)`` of a node box: its role's colours, unless it is the
-    node running now (``state="current"``), just received a gradient (``"recv"``) or is not computed
-    yet (``"pending"``).
-
-    >>> node_look("source") == (tint("variable"), colour("variable"), 1.5, "-", 1.0)
+    >>> node_look("watched", "source") == (tint("watched"), colour("source"), player_width(LOOKS["source"]), "-", 1.0)
     True
-    >>> node_look("op", "current", "backward")[1] == colour("backward")
+    >>> node_look("op", None, "current", "backward")[1] == colour("backward")
     True
     """
-    face, edge, width, style = _ROLE_LOOK.get(role, _ROLE_LOOK["op"])
-    alpha = 1.0
-    if state == "current":
-        hot = "forward" if phase == "forward" else "backward"
-        face, edge, width = tint(hot), colour(hot), 5.5
-    elif state == "recv":
-        face, edge, width = tint("watched"), colour("watched"), 4.5
-    elif state == "pending":
+    lk, alpha = _look.node_look(box, role), 1.0
+    if state in ("current", "recv"):
+        lk = LOOKS["received" if state == "recv" else "forward" if phase == "forward" else "backward"]
+    style = DASHED if lk.dash else "-"
+    if state == "pending":
         style, alpha = PENDING_DASHES, FADED
-    return face, edge, width, style, alpha
+    return lk.fill, lk.border, player_width(lk), style, alpha
 
 
-# The colour key: what each entry stands for, its label, its swatch.  A frame lists the entries its
-# animation shows.
-KEY = (
-    ("forward", "op running (forward)", node_look("op", "current", "forward")),
-    ("backward", "rule running (backward)", node_look("op", "current", "backward")),
-    ("recv", "just received a gradient", node_look("op", "recv")),
-    ("source", "source (watched or a variable)", node_look("source")),
-    ("target", "target", node_look("target")),
-    ("const", "constant", node_look("const")),
-    ("rule-op", "op of a rule (outer tape)", node_look("backward")),
-    ("skipped", "not recorded", node_look("skipped")),
-    ("numpy", "left for NumPy", node_look("numpy")),
-    ("pending", "not computed yet", node_look("op", "pending")),
-)
+def _swatch(name: str) -> tuple:
+    """A colour key's swatch: a box in the look ``name``, or a moment of a step on an op."""
+    if name in _look.MOMENTS:
+        return node_look("op", None, {"received": "recv", "pending": "pending"}.get(name, "current"), name)
+    lk = LOOKS[name]
+    return lk.fill, lk.border, player_width(lk), DASHED if lk.dash else "-", 1.0
+
+
+# The colour key's entries, in order; a frame lists those its animation shows, each with its look's words.
+KEY = ("forward", "backward", "received", "source", "target", "variable", "variable_unwatched", "watched",
+       "constant", "rule_op", "skipped", "numpy", "pending")
 
 # The side panel's kinds of line: font size, family, weight, colour.
 _LINE_STYLE = {
@@ -124,7 +106,7 @@ _LINE_STYLE = {
     "rule": (LINES_PT, MONO, "normal", INK),
     "head": (PANEL_PT, "sans-serif", "bold", INK),
     "row": (PANEL_PT, MONO, "normal", INK),
-    "fresh": (PANEL_PT, MONO, "bold", colour("watched")),
+    "fresh": (PANEL_PT, MONO, "bold", _look.GRADIENT),  # a total that just changed: a gradient's colour
     "note": (PANEL_PT, "sans-serif", "normal", GREY),
     "result": (PANEL_PT, MONO, "bold", INK),
     "counter": (COUNTER_PT, "sans-serif", "normal", GREY),
@@ -244,7 +226,7 @@ class FrameRenderer:
         head_h = round(HEAD_PT * 1.7 * px)
         left = m + ww + gap + (ov[0] + gap if beside else 0)
         width = left + self.side_w + m
-        self.key = [(look, label) for name, label, look in KEY if self._shows(name, pending)]
+        self.key = [(_swatch(name), LOOKS[name].says) for name in KEY if self._shows(name, pending)]
         items, key_h = self._key_rows(width - 2 * m)
         height = m + head_h + body_h + (round(0.15 * dpi) + key_h if items else 0) + m
         self.width, self.height = width + width % 2, height + height % 2
@@ -336,16 +318,18 @@ class FrameRenderer:
 
     def _shows(self, name: str, pending: bool) -> bool:
         """Whether the animation shows what key entry ``name`` stands for."""
-        steps, roles = self.data["steps"], {nd["role"] for nd in self.data["nodes"]}
+        steps, nodes = self.data["steps"], self.data["nodes"]
         if name == "forward":
             return any(s["phase"] == "forward" and s["node"] for s in steps)
         if name == "backward":
             return any(s["phase"] in ("backward", "update") and s["node"] for s in steps)
-        if name == "recv":
+        if name == "received":
             return any(s["recv"] for s in steps)
         if name == "pending":
             return pending
-        return ("backward" if name == "rule-op" else name) in roles
+        if name in _look.MARKS:
+            return any(nd["role"] == name for nd in nodes)
+        return any(nd["box"] == name for nd in nodes)
 
     # -- building -----------------------------------------------------------------------------------
     def _axes(self, x: int, y: int, w: int, h: int):
@@ -413,7 +397,7 @@ class FrameRenderer:
             val = self.ax.text(p["x"], y0 + 45, "", fontsize=14 * k, ha="center", va="baseline", color=INK,
                                zorder=4, clip_on=True, **TEXT)
             grad = self.ax.text(p["x"], y0 + 67, "", fontsize=14 * k, ha="center", va="baseline", fontweight="bold",
-                                color=colour("variable"), zorder=4, clip_on=True, **TEXT)
+                                color=_look.GRADIENT, zorder=4, clip_on=True, **TEXT)
             badge = Circle((x0 + p["w"] - 4, y0 + 4), 13, facecolor=colour("backward"), edgecolor="white",
                            linewidth=1.5 * k, zorder=5)
             bt = self.ax.text(x0 + p["w"] - 4, y0 + 4, "", fontsize=13 * k, fontweight="bold", color="white",
@@ -574,7 +558,7 @@ class FrameRenderer:
                      else "alive" if st["alive"][j] else "pending")
             val = "= " + _labels.for_mpl(st["vals"][j]) if st["vals"][j] else ""
             grad = "∂ " + _labels.for_mpl(st["grads"][j]) if st["grads"][j] else ""
-            out.append((node_look(nd["role"], state, phase), val, grad, _labels.for_mpl(st["order"][j], 8)))
+            out.append((node_look(nd["box"], nd["role"], state, phase), val, grad, _labels.for_mpl(st["order"][j], 8)))
         return out
 
     def _apply_node(self, j: int, look):
@@ -688,7 +672,7 @@ class FrameRenderer:
             return
         hot = self._hot(st)[0]
         recv = set(st["recv"])
-        faces = [hot if nd["id"] == st["node"] else colour("watched") if nd["id"] in recv
+        faces = [hot if nd["id"] == st["node"] else colour("received") if nd["id"] in recv
                  else DIM if st["alive"][j] else "white" for j, (nd, *_r) in enumerate(self.nodes)]
         self.overview.set_facecolors(faces)
         for a in (self.overview, self.viewport):
