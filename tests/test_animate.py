@@ -272,9 +272,9 @@ def test_mp4(tmp_path):
 
 
 def test_mp4_without_ffmpeg_says_how(tmp_path, monkeypatch):
-    from autodiff_viz.viz.draw import frames as _frames
+    from autodiff_viz.viz.draw import movie
 
-    monkeypatch.setattr(_frames, "_ffmpeg_path", lambda: None)
+    monkeypatch.setattr(movie, "ffmpeg_path", lambda: None)
     tr, _, _ = traced(lambda x: x * x, 3.0)
     with pytest.raises(RuntimeError, match="imageio-ffmpeg"):
         ad.viz.animate(tr).save(tmp_path / "a.mp4")

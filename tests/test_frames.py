@@ -1,5 +1,6 @@
-"""GIF/MP4 frames (viz/draw/frames.py): cropped to their content, text inside the frame, a colour key,
-readable large graphs, and fast frames that show the same pixels as the figure."""
+"""GIF/MP4 frames (viz/draw/frames.py, sprites.py, movie.py): cropped to their content, text inside the frame,
+a colour key, readable large graphs, fast frames that show the same pixels as the figure, and the movie
+writers (one frame per step, exact colours, ffmpeg under a time limit, no matplotlib setting changed)."""
 import numpy as np
 import pytest
 
@@ -185,3 +186,28 @@ def test_mp4_has_one_frame_per_step(sum_rule, tmp_path):
     for r in renderer(sum_rule):
         assert tuple(meta["size"]) == (r.width, r.height) and r.width % 2 == 0 and r.height % 2 == 0
         assert np.abs(first.astype(int) - r.render(0)).mean() < 4  # lossy video, the same picture
+
+
+def test_mp4_leaves_matplotlib_settings_alone(sum_rule, tmp_path):
+    pytest.importorskip("imageio_ffmpeg")
+    import matplotlib
+
+    before = dict(matplotlib.rcParams)
+    sum_rule.save(tmp_path / "a.mp4", fps=2.0, dpi=40)
+    assert dict(matplotlib.rcParams) == before
+
+
+def test_a_stuck_ffmpeg_is_stopped_at_its_time_limit(sum_rule, tmp_path, monkeypatch):
+    import os
+    import stat
+
+    from autodiff_viz.viz.draw import movie
+
+    stuck = tmp_path / "ffmpeg"
+    stuck.write_text("#!/bin/sh\nexec sleep 60\n")  # reads nothing: the frames fill the pipe and wait
+    os.chmod(stuck, stuck.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(movie, "ffmpeg_path", lambda: str(stuck))
+    monkeypatch.setattr(movie, "FFMPEG_START_S", 1.0)
+    monkeypatch.setattr(movie, "FFMPEG_FRAME_S", 0.0)
+    with pytest.raises(RuntimeError, match=r"ffmpeg took more than 1 s writing .*a\.mp4 \(9 frames\) and was stopped"):
+        sum_rule.save(tmp_path / "a.mp4", fps=2.0, dpi=80)  # the message only the watchdog's stop gives
