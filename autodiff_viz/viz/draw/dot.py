@@ -40,17 +40,16 @@ from ..text import labels as L
 from ..model.details import call_name
 from . import layout as _layout
 from ..model import graph as M
-from ..text.numbers import FULL_ITEMS, fmt_lines, fmt_shape
-from ..text.numbers import fmt_value as _fmt_value
+from . import boxes as B
+from . import legend as _legend
 from . import look as _look
+from .boxes import LEFT, esc, fmt_value, within as _within
 from .look import DIM, FONT_FAMILY, GREY, LIGHT_GREY, LOOKS, PALETTE, TINT as _TINT
 
 ORANGE, VERMILLION, PURPLE, BLACK = (PALETTE[c] for c in ("orange", "vermillion", "purple", "black"))
 TINT = {PALETTE[c]: t for c, t in _TINT.items()}
 LEAF_DIM_FILL = "#FAFAFA"  # a leaf off the path: a trace of its fill, so leaves still read as leaves
-# How DOT draws a look's shape cue; what the legend adds for the marks that a border tells apart.
-_SHAPES = {"cds": "cds", "box3d": "box3d"}
-_MARK_CUES = {"source": "double border", "target": "thick border"}
+_SHAPES = {"cds": "cds", "box3d": "box3d"}  # how DOT draws a look's shape cue
 
 
 def dot_style(lk: _look.Look) -> str:
@@ -60,46 +59,15 @@ def dot_style(lk: _look.Look) -> str:
 
 RANKDIRS = ("LR", "TB", "RL", "BT")
 DETAILS = ("classroom", "full")
-# Graphviz reads an HTML-like label of at most 16,384 characters.  Rows past these
-# budgets (escaped characters) are left out, with a row that says how many.
-NODE_LABEL_BUDGET = 12_000
+# Graphviz reads an HTML-like label of at most 16,384 characters.  Remarks past this budget (escaped
+# characters) are left out, with a line that says how many (a node's label: boxes.NODE_LABEL_BUDGET).
 REMARKS_BUDGET = 7_000
-NOTE_LINES = 3  # a note wraps over at most this many lines
 TITLE_LINES = 4  # a title keeps at most this many of its own lines
 MAX_SCOPE_DEPTH = 12  # deeper name scopes share the innermost cluster (its label holds the rest of the path)
-LEFT = '<br align="left"/>'
 SLIDE = (16.0, 9.0)  # the shape rankdir="auto" fits a picture into
 NODESEP, RANKSEP = 0.25 * 72, 0.35 * 72  # points, as written into the DOT text below
 LEGEND_MIN_WIDTH = 600.0  # points: a legend may be this wide even above a narrow graph
 EDGE_LABEL_MAX = 2  # arrows carry the gradient they sent when it has at most this many values
-_TABLE = '<table border="0" cellborder="0" cellspacing="0" cellpadding="0">'
-_LINES = ' balign="left"'  # a cell whose lines (a matrix, a wrapped note) start at one left edge
-NBSP = "\u00a0"  # a space that starts a run of text (SVG drops a plain one there)
-
-
-def esc(text, limit: int = L.LINE_LIMIT, where: str = "middle") -> str:
-    """Text for an HTML-like Graphviz label (and thus for the SVG it becomes): cleaned, shortened, escaped."""
-    return L.for_dot_html(text, limit, where=where)
-
-
-def _within(rows: list, budget: int, more) -> list:
-    """The first rows whose total length stays within ``budget``, then ``more(n_left_out)``."""
-    out, used = [], 0
-    for i, row in enumerate(rows):
-        used += len(row) if isinstance(row, str) else sum(len(part) for part in row)
-        if used > budget and out:
-            return out + [more(len(rows) - i)]
-        out.append(row)
-    return out
-
-
-def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
-    """A value in a graph's box: as every view writes it, with the spread of a large array."""
-    return _fmt_value(s, digits, max_items, spread=True)
-
-
-def _floating(dtype: str) -> bool:
-    return dtype.startswith(("float", "bfloat", "complex", "half", "double"))
 
 
 # ---------------------------------------------------------------------------
@@ -166,14 +134,14 @@ class _Writer:
             fill = TINT[VERMILLION] if tone == VERMILLION else LIGHT_GREY
             rows.append((f'align="left" balign="left" bgcolor="{fill}" border="1" color="{tone}" cellpadding="6"',
                          f'{text}<br align="left"/>'))
-        entries = self.legend_entries() if legend else []
+        entries = _legend.entries(self) if legend else []
         if rankdir == "AUTO":
             rankdir, width = self.choose([text for _, text in rows], entries)
         else:
             width = _graph_size(self, rankdir)[0]
         cols = _legend_columns(entries, width) if entries else 1
         heading = [f'<tr><td {attrs} colspan="{cols}">{text}</td></tr>' for attrs, text in rows]
-        heading += _legend_rows(entries, cols)
+        heading += _legend.rows(entries, cols)
         self.lines = ["digraph autodiff {"]
         self.out(f'graph [rankdir={rankdir}, fontname="{FONT_FAMILY}", fontsize=12, nodesep=0.25, ranksep=0.35, '
                  'bgcolor="white", pad=0.2, labeljust=l];')  # no newrank: 10-30x slower layouts with clusters
@@ -327,108 +295,17 @@ class _Writer:
             mark = LOOKS["dimmed"]
             border, fontcolor = mark.border, mark.text
             fill = mark.fill if n.kind in (M.OP, M.SCOPE) else LEAF_DIM_FILL
-        label = self.label(n)
+        label = B.label(self, n)
         attrs = [f"shape={shape}", f'style="{style}"', f'color="{border}"', f'fillcolor="{fill}"',
                  f'fontcolor="{fontcolor}"', f"penwidth={penwidth}", f"label=<{label}>",
-                 f'tooltip="{L.for_dot_string(self.tooltip(n))}"']
+                 f'tooltip="{L.for_dot_string(B.tooltip(self, n))}"']
         if peripheries != 1:
             attrs.append(f"peripheries={peripheries}")
         return f"n{n.id} [{', '.join(attrs)}];", label
 
-    def meta(self, n: M.Node) -> str:
-        """The shape line: everything in full detail; else the shape of non-scalars, the dtype where it matters."""
-        if self.full:
-            return fmt_shape(n.shape, n.dtype)
-        dtype = n.dtype if n.dtype and (len(self.dtypes) > 1 or not _floating(n.dtype)) else ""
-        return " ".join(t for t in (fmt_shape(n.shape) if n.shape else "", dtype) if t)
-
-    def label(self, n: M.Node) -> str:
-        rows = []
-        dim = n.dimmed and not n.broken
-        sub = DIM if dim else GREY
-        small = f'<font point-size="9" color="{sub}">'
-        if n.kind == M.SCOPE:
-            rows.append(f"<b>{esc(n.label)}</b>")
-            types = ", ".join(L.shorten(L.clean(t), 24) for t in n.op_types[:4])
-            types = esc(types + (", …" if len(n.op_types) > 4 else ""), where="end")
-            rows.append(f"{small}{len(n.members)} ops: {types}</font>")
-            meta = self.meta(n)
-            if meta:
-                rows.append(f"{small}out {esc(meta, L.TITLE_LIMIT)}</font>")
-        elif n.kind == M.NUMPY:
-            rows.append('<b>left the package</b>')
-            rows.append('<font point-size="9">np.asarray: the tape stops here</font>')
-        else:
-            title = f"<b>{'✗ ' if n.broken else ''}{esc(n.label)}</b>"
-            if n.kind in (M.OP, M.SKIPPED) and n.op and n.op != n.label:  # the user's name, then the op
-                title += f'<font color="{sub}">{NBSP}· {esc(n.op)}</font>'
-            if n.kind == M.SKIPPED:
-                title += f'<font point-size="9">{NBSP}(skipped)</font>'
-            rows.append(title)
-            meta = self.meta(n)
-            if meta:
-                rows.append(f"{small}{esc(meta, L.TITLE_LIMIT)}</font>")
-        if self.values and n.value is not None and n.kind not in (M.NUMPY,):
-            rows.append(_block("= ", self.value_lines(n.value)))
-        color = DIM if dim else VERMILLION
-        for key, g in n.grads.items():
-            who = f" {self.call_tag(key)}" if self.many_grads else ""
-            rows.append(_block(f"∂{who} ", self.value_lines(g), DIM if dim else _look.GRADIENT))
-        if not n.grads and n.on_path and self.m.traced and n.kind not in (M.NUMPY,):
-            self.present.add("nograd")
-            rows.append(f'<font color="{GREY}"><i>∂ not computed yet</i></font>')
-        tags = self.tags(n)
-        if tags:
-            rows.append(f'<font point-size="8" color="{sub}">{esc(" · ".join(tags), L.TITLE_LIMIT, "end")}</font>')
-        for note in n.notes:
-            if n.kind == M.SCOPE:
-                continue
-            text = L.for_dot_html(note, L.LINE_LIMIT, max_lines=NOTE_LINES, wrap=True, where="end")
-            rows.append(f'<font point-size="8" color="{color}">{text}</font>')
-        rows = _within(rows, NODE_LABEL_BUDGET,
-                       lambda k: f'<font point-size="8" color="{sub}">… {k} more rows</font>')
-        return _node_table(rows)
-
-    def value_lines(self, s) -> list:
-        if self.full and not (s.complete and s.size <= FULL_ITEMS):  # the spread of a large array
-            return [esc(fmt_value(s, self.digits), L.TITLE_LIMIT)]
-        return [esc(line, L.TITLE_LIMIT) for line in fmt_lines(s, self.digits)]
-
     def call_tag(self, key) -> str:
         """``T1`` (tape T1's gradient call) or ``T1#2`` (its second call), as the legend explains."""
         return call_name(key) if self.many_calls else f"T{key[0]}"
-
-    def tags(self, n: M.Node) -> list:
-        if not self.full:  # the border and the legend say how a leaf is watched
-            return ["trainable=False"] if n.kind == M.VARIABLE and n.watched is None and not n.trainable else []
-        tags = []
-        if n.role:
-            tags.append(n.role)
-        if n.kind == M.VARIABLE:
-            if n.watched == "auto":
-                tags.append("variable, watched on read")
-            elif n.watched == "explicit":
-                tags.append("variable, tape.watch")
-            else:
-                tags.append("variable, not watched" + ("" if n.trainable else " (trainable=False)"))
-        elif n.kind == M.WATCHED:
-            tags.append("tape.watch")
-        elif n.kind == M.CONSTANT:
-            tags.append("not watched")
-        if self.many_tapes and n.tapes:
-            tags.append("on " + " ".join(f"T{t}" for t in n.tapes))
-        return tags
-
-    def tooltip(self, n: M.Node) -> str:
-        bits = [n.label]
-        if n.op and n.op != n.label:
-            bits.append(n.op)
-        bits.append(fmt_shape(n.shape, n.dtype))
-        if n.value is not None and n.value.size > 1:
-            bits.append(fmt_value(n.value, self.digits))
-        if n.scope:
-            bits.append(f"scope {n.scope}")
-        return " | ".join(bits)
 
     # -- edges -------------------------------------------------------------------
     def edge_text(self, e: M.Edge) -> str:
@@ -458,77 +335,6 @@ class _Writer:
         return f"n{e.src} -> n{e.dst} [{', '.join(attrs)}];"
 
     # -- legend ------------------------------------------------------------------
-    def legend_entries(self) -> list:
-        """``(cell, text, wide)`` for the styles the picture uses (each a box drawn in that style with its
-        meaning inside), then the rows that explain the ``∂`` numbers (``wide``: across the legend)."""
-        present = self.present
-        target = [n.label for n in self.m.nodes if n.role == "target"]
-        of = f"the target {L.shorten(L.clean(target[0]), 24)}" if len(target) == 1 else "the target"
-        order = ("variable", "variable_unwatched", "watched", "constant", "op", "rule_op", "skipped", "numpy", "scope",
-                 "source", "target", "path", "dimmed", "backward_pass", "broken")
-        says = {"broken": f"✗ {self.mark_legend}", **{k: f"{LOOKS[k].says} ({cue})" for k, cue in _MARK_CUES.items()}}
-        if self.full:
-            says["variable"] = "variable, watched on read"
-        out = []
-        for key in order:
-            if key in present:
-                lk = LOOKS[key]
-                text = esc(says.get(key, lk.says), L.TITLE_LIMIT, "end")
-                out.append((_swatch(lk, text), text, False))
-        red = f'<font color="{_look.GRADIENT}">'
-        if "grad" in present:
-            out.append((f"{red}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
-                        "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
-        if self.edge_labels:
-            text = "on an arrow: the gradient the backward pass sent back along it"
-            out.append((f"{red}∂ 3.0</font>{NBSP}{text}", f"∂ 3.0 {text}", True))
-        if self.many_grads:
-            tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if self.many_calls
-                         else ("T2", "computed by the gradient() call of tape T2"))
-            out.append((f"{red}∂ {tag}</font>: {text}", f"∂ {tag}: {text}", True))
-        if "nograd" in present:
-            text = "no gradient() call has reached this tensor yet (a gradient of 0 shows ∂ 0.0)"
-            out.append((f'<font color="{GREY}"><i>∂ not computed yet</i></font>: {text}', f"∂ not computed yet: {text}",
-                        True))
-        return out
-
-
-def _block(prefix, lines, color=None):
-    """``= 3.0`` as one row; a matrix as ``(prefix, rows)``: the prefix in a cell of its own, so every
-    row of the matrix starts at one left edge (see :func:`_node_table`)."""
-    font = (f'<font color="{color}">', "</font>") if color else ("", "")
-    if len(lines) == 1:
-        return f"{font[0]}{prefix}{lines[0]}{font[1]}"
-    body = "<br/>".join(line.replace(" ", NBSP, 1) if line.startswith(" ") else line for line in lines)
-    return f"{font[0]}{prefix.strip()}{NBSP}{font[1]}", f"{font[0]}{body}{font[1]}"
-
-
-def _node_table(rows) -> str:
-    """A node's label: one row per line of text; matrices (``(prefix, rows)``) in two columns, the
-    prefix right-aligned beside rows aligned on the left, so the block stays centred in the box."""
-    two = any(isinstance(r, tuple) for r in rows)
-    out = []
-    for r in rows:
-        if isinstance(r, tuple):
-            out.append(f'<tr><td align="right" valign="top">{r[0]}</td><td align="left"{_LINES}>{r[1]}</td></tr>')
-        else:
-            span = ' colspan="2"' if two else ""
-            out.append(f'<tr><td{span}{_LINES if "<br/>" in r else ""}>{r}</td></tr>')
-    return _TABLE + "".join(out) + "</table>"
-
-
-def _swatch(lk, text) -> str:
-    """A legend cell: a box drawn as the nodes of one look are (fill, border, dashes, rounding, weight,
-    a double border), with what the look means inside."""
-    inner = f'<font point-size="10">{text}</font>'
-    if lk.cue == "double":
-        return (f'<td cellpadding="0"><table border="1" color="{lk.border}" cellborder="1" cellspacing="1" '
-                f'cellpadding="2"><tr><td color="{lk.border}" bgcolor="{lk.fill}">{inner}</td></tr></table></td>')
-    style = ",".join((["rounded"] if lk.cue == "rounded" else []) + (["dashed"] if lk.dash else []))
-    st = f' style="{style}"' if style else ""
-    return f'<td border="{max(1, int(lk.width))}" color="{lk.border}" bgcolor="{lk.fill}"{st} cellpadding="3">{inner}</td>'
-
-
 def _legend_columns(entries, width) -> int:
     """How many boxes side by side: as many as fit the graph's width (at least LEGEND_MIN_WIDTH), 1 to 4."""
     boxes = [text for _, text, wide in entries if not wide]
@@ -536,15 +342,6 @@ def _legend_columns(entries, width) -> int:
         return 1
     cell = max(_text_size(text, 10)[0] for text in boxes) + 18
     return max(1, min(4, len(boxes), int(max(width, LEGEND_MIN_WIDTH) // cell)))
-
-
-def _legend_rows(entries, cols) -> list:
-    """The legend as rows of the picture's heading table (``cols`` columns wide)."""
-    boxes = [cell for cell, _, wide in entries if not wide]
-    wide = [cell for cell, _, w in entries if w]
-    rows = ["<tr>" + "".join(boxes[i:i + cols]) + "</tr>" for i in range(0, len(boxes), cols)]
-    rows += [f'<tr><td align="left" colspan="{cols}"><font point-size="10">{cell}</font></td></tr>' for cell in wide]
-    return rows
 
 
 def _legend_size(entries, cols):
