@@ -188,9 +188,9 @@ def test_frames_draw_each_role_and_moment_as_the_table_says(story):
                                                                                   LOOKS[phase].border)
         i = next(k for k, s in enumerate(steps) if s["recv"] and s["node"] not in s["recv"])
         r.draw(i)
-        box = r.nodes[r._index[steps[i]["recv"][0]]][1]
-        assert (hex_of(box.get_facecolor()), hex_of(box.get_edgecolor())) == (LOOKS["received"].fill,
-                                                                              LOOKS["received"].border)
+        nd, box = r.nodes[r._index[steps[i]["recv"][0]]][:2]
+        own = node_look(nd["box"], nd["role"]).fill  # a received gradient is a border over the box's own fill
+        assert (hex_of(box.get_facecolor()), hex_of(box.get_edgecolor())) == (own, LOOKS["received"].border)
         # the colour key: each swatch in the look whose words label it
         by_words = {lk.says: lk for lk in LOOKS.values()}
         for (face, edge, *_), label in r.key:
@@ -276,8 +276,10 @@ def test_player_draws_each_role_and_moment_as_the_table_says(story, chromium, tm
         assert (got["fill"], got["stroke"]) == (rgb(LOOKS[phase].fill), rgb(LOOKS[phase].border)), phase
         assert got["width"] == pytest.approx(player_width(LOOKS[phase]), abs=0.01)
     i = next(k for k, s in enumerate(steps) if s["recv"] and s["node"] not in s["recv"])
-    got = go(i)[ids.index(steps[i]["recv"][0])]
-    assert (got["fill"], got["stroke"]) == (rgb(LOOKS["received"].fill), rgb(LOOKS["received"].border))
+    k = ids.index(steps[i]["recv"][0])
+    got, own = go(i)[k], node_look(story["nodes"][k]["box"], story["nodes"][k]["role"]).fill
+    assert (got["fill"], got["stroke"]) == (rgb(own), rgb(LOOKS["received"].border))
+    assert got["width"] == pytest.approx(player_width(LOOKS["received"]), abs=0.01)
     pending = [f for f in go(0) if "adv-pending" in f["cls"]]
     assert pending and all(f["dash"] == "4px, 4px" for f in pending)
     assert page.evaluate("getComputedStyle(document.querySelector('.adv-pending')).opacity") == str(_look.FADED)

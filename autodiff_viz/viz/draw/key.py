@@ -37,8 +37,11 @@ def node_look(box: str, role: str | None = None, state: str = "alive", phase: st
     True
     """
     lk, alpha = _look.node_look(box, role), 1.0
-    if state in ("current", "recv"):
-        lk = LOOKS["received" if state == "recv" else "forward" if phase == "forward" else "backward"]
+    if state == "current":
+        lk = LOOKS["forward" if phase == "forward" else "backward"]
+    elif state == "recv":  # a border over the box's own fill
+        recv = LOOKS["received"]
+        lk = lk._replace(border=recv.border, width=recv.width, dash=False)
     style = DASHED if lk.dash else "-"
     if state == "pending":
         style, alpha = PENDING_DASHES, FADED

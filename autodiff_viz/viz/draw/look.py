@@ -23,7 +23,7 @@ and with the common colour-vision deficiencies):
   in a graph; a backward pass that an outer tape records);
 - vermillion: the backward pass and its gradients (the rule running now,
   every ``∂`` number), the target, where a path breaks or leaves the package;
-- sky: a box that just received a gradient (the players' step highlight).
+- sky: the border of a box that just received a gradient (the players' step highlight).
 
 >>> colour("variable"), tint("variable")
 ('#0072B2', '#D6EAF8')
@@ -91,7 +91,7 @@ LOOKS = {
     # what a player's step shows
     "forward": Look("forward", "op running (forward)", TINT["orange"], _O, 4.8, False),
     "backward": Look("backward", "rule running (backward)", TINT["vermillion"], _V, 4.8, False),
-    "received": Look("received", "just received a gradient", TINT["sky"], _S, 3.9, False),
+    "received": Look("received", "just received a gradient", WHITE, _S, 3.9, False),  # a border: the box keeps its fill
     "pending": Look("pending", "not computed yet", WHITE, INK, 1.3, True, cue="faded"),
 }
 # What a player's box can be (the storyboard's ``box``), the marks over it (its ``role``), and the
@@ -180,7 +180,8 @@ def css_rules() -> str:
         lk = LOOKS[role]
         out.append(f".adv-role-{role} .adv-box {{ stroke: {lk.border}; stroke-width: {player_width(lk):g}; }}\n")
     out.append(f".adv-grad {{ fill: {GRADIENT}; }}\n")
-    out.append(_box_rule(".adv-recv", LOOKS["received"]))
+    lk = LOOKS["received"]
+    out.append(f".adv-recv .adv-box {{ stroke: {lk.border}; stroke-width: {player_width(lk):g}; stroke-dasharray: none; }}\n")
     for phases, moment in ((("forward",), "forward"), (("backward", "update"), "backward")):
         selector = ", ".join(f'.adv[data-phase="{p}"] .adv-current' for p in phases)
         out.append(_box_rule(selector.replace(", ", " .adv-box, "), LOOKS[moment]))
