@@ -6,8 +6,6 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import tour
-from autodiff_viz.viz.draw import look as _look
-from autodiff_viz.viz.text import numbers as _numbers
 
 pytest.importorskip("matplotlib")
 from matplotlib.colors import to_rgb  # noqa: E402
