@@ -2,9 +2,9 @@
 
 Frames come from :meth:`FrameRenderer.render` as RGB arrays, composed from
 sprites; matplotlib's movie writers (``PillowWriter``, ``FFMpegWriter``) take
-frames by saving the whole figure each step, which costs several times as
-much, and ``PillowWriter`` gives each frame its own palette, so colours would
-flicker.  So the arrays go straight to Pillow (a GIF with one palette for
+frames by saving the whole figure each step, which costs up to five times as
+much on a long animation, and ``PillowWriter`` gives each frame its own
+palette, so colours would flicker.  So the arrays go straight to Pillow (a GIF with one palette for
 every frame) and to ffmpeg (an MP4 through a pipe), with no setting of
 matplotlib's changed.
 
