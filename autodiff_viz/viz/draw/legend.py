@@ -17,7 +17,7 @@ MARK_CUES = {"source": "double border", "target": "thick border"}
 
 
 def entries(w) -> list:
-    """``(cell, text, wide)`` for the styles the picture uses (each a box drawn in that style with its
+    """For the DOT writer ``w``: ``(cell, text, wide)`` for the looks the picture uses (each a box drawn in that style with its
     meaning inside), then the rows that explain the ``∂`` numbers (``wide``: across the legend)."""
     present = w.present
     target = [n.label for n in w.m.nodes if n.role == "target"]
@@ -33,17 +33,17 @@ def entries(w) -> list:
             lk = LOOKS[key]
             text = esc(says.get(key, lk.says), L.TITLE_LIMIT, "end")
             out.append((swatch(lk, text), text, False))
-    red = f'<font color="{_look.GRADIENT}">'
+    grad = f'<font color="{_look.GRADIENT}">'
     if "grad" in present:
-        out.append((f"{red}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
+        out.append((f"{grad}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
                     "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
     if w.edge_labels:
         text = "on an arrow: the gradient the backward pass sent back along it"
-        out.append((f"{red}∂ 3.0</font>{NBSP}{text}", f"∂ 3.0 {text}", True))
+        out.append((f"{grad}∂ 3.0</font>{NBSP}{text}", f"∂ 3.0 {text}", True))
     if w.many_grads:
         tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if w.many_calls
                      else ("T2", "computed by the gradient() call of tape T2"))
-        out.append((f"{red}∂ {tag}</font>: {text}", f"∂ {tag}: {text}", True))
+        out.append((f"{grad}∂ {tag}</font>: {text}", f"∂ {tag}: {text}", True))
     if "nograd" in present:
         text = "no gradient() call has reached this tensor yet (a gradient of 0 shows ∂ 0.0)"
         out.append((f'<font color="{GREY}"><i>∂ not computed yet</i></font>: {text}', f"∂ not computed yet: {text}",

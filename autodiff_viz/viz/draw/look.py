@@ -75,14 +75,14 @@ LOOKS = {
     "variable_unwatched": Look("unwatched variable", "variable the tape does not watch", WHITE, _B, 1.3, True),
     "watched": Look("watched tensor", "tensor passed to tape.watch", TINT["green"], _G, 1.3, False),
     "constant": Look("constant", "constant (not watched)", LIGHT_GREY, GREY, 1.3, True),
-    # what a box is to the gradient: its border over the box's own fill (the fill here is the legend's)
-    "source": Look("source", "source", WHITE, _B, 2.4, False, cue="double"),
-    "target": Look("target", "target", WHITE, _V, 3.2, False),
     "rule_op": Look("rule op", "op of a rule, recorded by an outer tape", TINT["yellow"], INK, 1.3, False,
                     cue="rounded"),
     "skipped": Look("skipped op", "op not recorded (stop_recording)", TINT["purple"], _P, 1.3, True, cue="rounded"),
     "numpy": Look("NumPy", "left the package (NumPy)", WHITE, _V, 1.3, True, cue="cds"),
     "scope": Look("name scope", "folded name scope", SCOPE_GREY, GREY, 1.3, False, cue="box3d"),
+    # what a box is to the gradient: its border over the box's own fill (the fill here is the legend's)
+    "source": Look("source", "source", WHITE, _B, 2.4, False, cue="double"),
+    "target": Look("target", "target", WHITE, _V, 3.2, False),
     # what a graph marks
     "path": Look("path", "on the path target → sources", WHITE, _O, 2.6, False, cue="rounded"),
     "dimmed": Look("off the path", "not on that path", WHITE, DIM, 1.3, False, DIM, "rounded"),

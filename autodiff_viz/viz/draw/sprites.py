@@ -23,22 +23,22 @@ class Compositor:
     """Frames of ``fr`` (a :class:`.frames.FrameRenderer`) as RGB arrays, from sprites its artists draw."""
 
     def __init__(self, fr):
-        self.r = fr
+        self.fr = fr
         self._sprites: OrderedDict = OrderedDict()
         self._bases: OrderedDict = OrderedDict()
         self._static_region = None
 
     def _agg(self):
-        fr = self.r
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+        fr = self.fr
         if not isinstance(fr.fig.canvas, FigureCanvasAgg):
             FigureCanvasAgg(fr.fig)
         return fr.fig.canvas
 
     def _dynamic(self):
         """Every artist that changes from step to step (left out of the backgrounds)."""
-        fr = self.r
+        fr = self.fr
         for _, box, lab, val, grad, badge, bt in fr.nodes:
             yield from (box, lab, val, grad, badge, bt)
         for line, head in fr.hot_edges:
@@ -53,7 +53,7 @@ class Compositor:
 
     def _static(self):
         """The frame without the graph's window and anything that changes (drawn once)."""
-        fr = self.r
+        fr = self.fr
         if self._static_region is None:
             canvas = self._agg()
             for a in self._dynamic():
@@ -67,7 +67,7 @@ class Compositor:
 
     def _base(self, cam):
         """The frame without anything that changes, with the window at ``cam`` (kept for reuse)."""
-        fr = self.r
+        fr = self.fr
         if cam in self._bases:
             self._bases.move_to_end(cam)
             return self._bases[cam]
@@ -114,7 +114,7 @@ class Compositor:
     def _layers(self, j: int, look) -> list:
         """Node ``j``'s pictures in drawing order: ``(key, artists, alpha to lay it with)``: its box, its
         texts (drawn opaque once, faded when laid), its badge."""
-        fr = self.r
+        fr = self.fr
         (face, edge, width, style, alpha), val, grad, order = look
         nd, box, lab, val_t, grad_t, badge, bt = fr.nodes[j]
         out = [(("box", j, face, edge, width, style, alpha), [box], 1.0), (("lab", j), [lab], alpha)]
@@ -128,7 +128,7 @@ class Compositor:
 
     def _make_sprites(self, cam, looks, visible, plan, buf):
         """Draw, once each, the node pictures and text lines this frame needs that are not drawn yet."""
-        fr = self.r
+        fr = self.fr
         renderer, (gx, gy), (ww, wh) = fr._renderer, fr._graph_at, fr.window
         missing = {}
         for j in visible:
@@ -167,7 +167,7 @@ class Compositor:
     def frame(self, i: int) -> np.ndarray:
         """Step ``i`` as an RGB array, ``height`` by ``width`` pixels (the same pixels as :meth:`draw` and
         ``fig.savefig``; frames in order cost least)."""
-        fr = self.r
+        fr = self.fr
         i = fr._step(i)
         st = fr._state(i)
         canvas = self._agg()
