@@ -121,7 +121,7 @@ def test_second_derivative_animates_both_tapes():
     assert [d["results"] for d in dones] == [["∂target/∂x = 27.0"], ["∂target/∂x = 18.0"]]
     recorded = [s for s in anim.steps if s["title"].startswith("Recorded while tape T2")]
     assert recorded, "the inner gradient's ops, recorded on the outer tape, appear as steps"
-    born = [n for n in anim.nodes if n["role"] == "backward"]
+    born = [n for n in anim.nodes if n["role"] == "rule_op"]
     assert born and not anim.steps[0]["alive"][[n["id"] for n in anim.nodes].index(born[0]["id"])]
 
 
@@ -288,9 +288,9 @@ def test_mp4(tmp_path):
 
 
 def test_mp4_without_ffmpeg_says_how(tmp_path, monkeypatch):
-    from autodiff_viz.viz.draw import frames as _frames
+    from autodiff_viz.viz.draw import movie
 
-    monkeypatch.setattr(_frames, "_ffmpeg_path", lambda: None)
+    monkeypatch.setattr(movie, "ffmpeg_path", lambda: None)
     tr, _, _ = traced(lambda x: x * x, 3.0)
     with pytest.raises(RuntimeError, match="imageio-ffmpeg"):
         ad.viz.animate(tr).save(tmp_path / "a.mp4")

@@ -1,10 +1,10 @@
 """``viz.animate``: step through the forward and backward passes.
 
-The pieces, each in its own module: the view model (:mod:`._model`), the
-storyboard of deltas built from it (:mod:`._story`), the layout
-(:mod:`._layout`), linked views that re-run a function (:mod:`._linked`),
-and the renderers (the widget's ``animate.js``, :mod:`._html`,
-:mod:`._frames`).  This module holds the public :class:`Animation`.
+The pieces, each in its own module: the view model (:mod:`.model.graph`), the
+storyboard of deltas built from it (:mod:`.model.story`), the layout
+(:mod:`.draw.layout`), linked views that re-run a function (:mod:`.run.linked`),
+and the renderers (the widget's ``animate.js``, :mod:`.draw.html`,
+:mod:`.draw.frames`, :mod:`.draw.movie`).  This module holds the public :class:`Animation`.
 
 >>> import autodiff_viz as ad
 >>> x = ad.constant(3.0)
@@ -120,7 +120,7 @@ class Animation:
                 fh.write(self.to_html())
             return path
         if ext in (".gif", ".mp4"):
-            from .draw.frames import save_movie
+            from .draw.movie import save_movie
 
             return save_movie(self.data, path, fps=fps, dpi=dpi)
         if ext == ".json":

@@ -40,69 +40,34 @@ from ..text import labels as L
 from ..text.words import call_name, tape_name
 from . import layout as _layout
 from ..model import graph as M
-from ..text.numbers import FULL_ITEMS, fmt_lines, fmt_shape
-from ..text.numbers import fmt_value as _fmt_value
-from .look import DIM, FONT_FAMILY, GREY, LIGHT_GREY, PALETTE, TINT as _TINT
+from . import boxes as B
+from . import legend as _legend
+from . import look as _look
+from .boxes import LEFT, esc, fmt_value, within as _within
+from .look import DIM, FONT_FAMILY, GREY, LIGHT_GREY, LOOKS, PALETTE, TINT as _TINT
 
-ORANGE, SKY, GREEN, YELLOW = (PALETTE[c] for c in ("orange", "sky", "green", "yellow"))
-BLUE, VERMILLION, PURPLE, BLACK = (PALETTE[c] for c in ("blue", "vermillion", "purple", "black"))
+ORANGE, VERMILLION, PURPLE, BLACK = (PALETTE[c] for c in ("orange", "vermillion", "purple", "black"))
 TINT = {PALETTE[c]: t for c, t in _TINT.items()}
+LEAF_DIM_FILL = "#FAFAFA"  # a leaf off the path: a trace of its fill, so leaves still read as leaves
+_SHAPES = {"cds": "cds", "box3d": "box3d"}  # how DOT draws a look's shape cue
 
-STYLES = {
-    # kind: (border colour, fill, border style, shape)
-    "op": (BLACK, "#FFFFFF", "rounded,filled", "box"),
-    "variable": (BLUE, TINT[BLUE], "filled", "box"),
-    "variable_unwatched": (BLUE, "#FFFFFF", "dashed,filled", "box"),
-    "watched": (GREEN, TINT[GREEN], "filled", "box"),
-    "constant": (GREY, LIGHT_GREY, "dashed,filled", "box"),
-    "skipped": (PURPLE, TINT[PURPLE], "dashed,rounded,filled", "box"),
-    "numpy": (VERMILLION, "#FFFFFF", "dashed,filled", "cds"),
-    "scope": (GREY, "#EDEDED", "filled", "box3d"),
-}
+
+def dot_style(lk: _look.Look) -> str:
+    """The ``style`` attribute of a node drawn in the look ``lk``."""
+    return ",".join((["dashed"] if lk.dash else []) + (["rounded"] if lk.cue == "rounded" else []) + ["filled"])
 
 
 RANKDIRS = ("LR", "TB", "RL", "BT")
 DETAILS = ("classroom", "full")
-# Graphviz reads an HTML-like label of at most 16,384 characters.  Rows past these
-# budgets (escaped characters) are left out, with a row that says how many.
-NODE_LABEL_BUDGET = 12_000
+# Graphviz reads an HTML-like label of at most 16,384 characters.  Remarks past this budget (escaped
+# characters) are left out, with a line that says how many (a node's label: boxes.NODE_LABEL_BUDGET).
 REMARKS_BUDGET = 7_000
-NOTE_LINES = 3  # a note wraps over at most this many lines
 TITLE_LINES = 4  # a title keeps at most this many of its own lines
 MAX_SCOPE_DEPTH = 12  # deeper name scopes share the innermost cluster (its label holds the rest of the path)
-LEFT = '<br align="left"/>'
 SLIDE = (16.0, 9.0)  # the shape rankdir="auto" fits a picture into
 NODESEP, RANKSEP = 0.25 * 72, 0.35 * 72  # points, as written into the DOT text below
 LEGEND_MIN_WIDTH = 600.0  # points: a legend may be this wide even above a narrow graph
 EDGE_LABEL_MAX = 2  # arrows carry the gradient they sent when it has at most this many values
-_TABLE = '<table border="0" cellborder="0" cellspacing="0" cellpadding="0">'
-_LINES = ' balign="left"'  # a cell whose lines (a matrix, a wrapped note) start at one left edge
-NBSP = "\u00a0"  # a space that starts a run of text (SVG drops a plain one there)
-
-
-def esc(text, limit: int = L.LINE_LIMIT, where: str = "middle") -> str:
-    """Text for an HTML-like Graphviz label (and thus for the SVG it becomes): cleaned, shortened, escaped."""
-    return L.for_dot_html(text, limit, where=where)
-
-
-def _within(rows: list, budget: int, more) -> list:
-    """The first rows whose total length stays within ``budget``, then ``more(n_left_out)``."""
-    out, used = [], 0
-    for i, row in enumerate(rows):
-        used += len(row) if isinstance(row, str) else sum(len(part) for part in row)
-        if used > budget and out:
-            return out + [more(len(rows) - i)]
-        out.append(row)
-    return out
-
-
-def fmt_value(s, digits: int = 4, max_items: int = 4) -> str:
-    """A value in a graph's box: as every view writes it, with the spread of a large array."""
-    return _fmt_value(s, digits, max_items, spread=True)
-
-
-def _floating(dtype: str) -> bool:
-    return dtype.startswith(("float", "bfloat", "complex", "half", "double"))
 
 
 # ---------------------------------------------------------------------------
@@ -169,14 +134,14 @@ class _Writer:
             fill = TINT[VERMILLION] if tone == VERMILLION else LIGHT_GREY
             rows.append((f'align="left" balign="left" bgcolor="{fill}" border="1" color="{tone}" cellpadding="6"',
                          f'{text}<br align="left"/>'))
-        entries = self.legend_entries() if legend else []
+        entries = _legend.entries(self) if legend else []
         if rankdir == "AUTO":
             rankdir, width = self.choose([text for _, text in rows], entries)
         else:
             width = _graph_size(self, rankdir)[0]
         cols = _legend_columns(entries, width) if entries else 1
         heading = [f'<tr><td {attrs} colspan="{cols}">{text}</td></tr>' for attrs, text in rows]
-        heading += _legend_rows(entries, cols)
+        heading += _legend.rows(entries, cols)
         self.lines = ["digraph autodiff {"]
         self.out(f'graph [rankdir={rankdir}, fontname="{FONT_FAMILY}", fontsize=12, nodesep=0.25, ranksep=0.35, '
                  'bgcolor="white", pad=0.2, labeljust=l];')  # no newrank: 10-30x slower layouts with clusters
@@ -195,10 +160,10 @@ class _Writer:
                 recorder = sorted({t for n in nodes for t in n.tapes})
                 rec = ", ".join(tape_name(t) for t in recorder) or "?"
                 self.out(f"subgraph cluster_backward_{bw} {{")
-                self.out(f'label=<<b>backward pass of {tape_name(bw)}</b><br/><font point-size="10">recorded by '
-                         f'{rec}: '
-                         f'differentiable again</font>>; style="dashed,filled"; color="{ORANGE}"; '
-                         f'fillcolor="{TINT[ORANGE]}"; fontcolor="{BLACK}"; penwidth=1.5;', 2)
+                lk = LOOKS["backward_pass"]
+                self.out(f'label=<<b>backward pass of {tape_name(bw)}</b><br/><font point-size="10">recorded by {rec}: '
+                         f'differentiable again</font>>; style="{dot_style(lk)}"; color="{lk.border}"; '
+                         f'fillcolor="{lk.fill}"; fontcolor="{lk.text}"; penwidth={lk.width};', 2)
                 depth = 2
             self.scoped(nodes, depth)
             if bw is not None:
@@ -311,242 +276,66 @@ class _Writer:
     # -- nodes ------------------------------------------------------------------
     def node_text(self, n: M.Node):
         """``(DOT line, label)`` of a node; notes the legend entries it needs."""
-        kind = n.kind
-        if kind == M.VARIABLE and n.watched is None:
-            kind = "variable_unwatched"
-        self.present.add(kind)
+        self.present.add(n.box)
         for flag, key in ((n.role, n.role), (n.on_path, "path"), (n.dimmed, "dimmed"), (n.grads, "grad"),
-                          (n.backward_of is not None, "backward"), (n.broken, "broken")):
+                          (n.backward_of is not None, "backward_pass"), (n.broken, "broken")):
             if flag:
                 self.present.add(key)
-        border, fill, style, shape = STYLES.get(kind, STYLES["op"])
-        fontcolor = BLACK
-        penwidth = 1.3
-        peripheries = 1
-        if n.role == "target":
-            border, penwidth = VERMILLION, 3.2
-        elif n.role == "source":
-            border, penwidth, peripheries = BLUE, 2.4, 2
-        elif n.on_path and n.kind in (M.OP, M.SCOPE):
-            border, penwidth = ORANGE, 2.6
+        lk = _look.node_look(n.box, n.role)
+        border, fill, style, shape = lk.border, lk.fill, dot_style(lk), _SHAPES.get(lk.cue, "box")
+        fontcolor, penwidth = lk.text, lk.width
+        peripheries = 2 if n.role in _look.MARKS and LOOKS[n.role].cue == "double" else 1
+        if n.role is None and n.on_path and n.kind in (M.OP, M.SCOPE):
+            border, penwidth = LOOKS["path"].border, LOOKS["path"].width
         if n.broken:  # filled and crossed: never mistaken for the target's thick border
-            border, penwidth, fill = VERMILLION, 3.2, TINT[VERMILLION]
+            mark = LOOKS["broken"]
+            border, penwidth, fill = mark.border, mark.width, mark.fill
             style = style.replace("dashed,", "") if "dashed" in style else style
             style = "bold," + (style if "filled" in style else style + ",filled")
         if n.dimmed and not n.broken:
-            border, fontcolor = DIM, DIM
-            fill = "#FFFFFF" if kind in ("op", "scope") else "#FAFAFA"
-        label = self.label(n)
+            mark = LOOKS["dimmed"]
+            border, fontcolor = mark.border, mark.text
+            fill = mark.fill if n.kind in (M.OP, M.SCOPE) else LEAF_DIM_FILL
+        label = B.label(self, n)
         attrs = [f"shape={shape}", f'style="{style}"', f'color="{border}"', f'fillcolor="{fill}"',
                  f'fontcolor="{fontcolor}"', f"penwidth={penwidth}", f"label=<{label}>",
-                 f'tooltip="{L.for_dot_string(self.tooltip(n))}"']
+                 f'tooltip="{L.for_dot_string(B.tooltip(self, n))}"']
         if peripheries != 1:
             attrs.append(f"peripheries={peripheries}")
         return f"n{n.id} [{', '.join(attrs)}];", label
-
-    def meta(self, n: M.Node) -> str:
-        """The shape line: everything in full detail; else the shape of non-scalars, the dtype where it matters."""
-        if self.full:
-            return fmt_shape(n.shape, n.dtype)
-        dtype = n.dtype if n.dtype and (len(self.dtypes) > 1 or not _floating(n.dtype)) else ""
-        return " ".join(t for t in (fmt_shape(n.shape) if n.shape else "", dtype) if t)
-
-    def label(self, n: M.Node) -> str:
-        rows = []
-        dim = n.dimmed and not n.broken
-        sub = DIM if dim else GREY
-        small = f'<font point-size="9" color="{sub}">'
-        if n.kind == M.SCOPE:
-            rows.append(f"<b>{esc(n.label)}</b>")
-            types = ", ".join(L.shorten(L.clean(t), 24) for t in n.op_types[:4])
-            types = esc(types + (", …" if len(n.op_types) > 4 else ""), where="end")
-            rows.append(f"{small}{len(n.members)} ops: {types}</font>")
-            meta = self.meta(n)
-            if meta:
-                rows.append(f"{small}out {esc(meta, L.TITLE_LIMIT)}</font>")
-        elif n.kind == M.NUMPY:
-            rows.append('<b>left the package</b>')
-            rows.append('<font point-size="9">np.asarray: the tape stops here</font>')
-        else:
-            title = f"<b>{'✗ ' if n.broken else ''}{esc(n.label)}</b>"
-            if n.kind in (M.OP, M.SKIPPED) and n.op and n.op != n.label:  # the user's name, then the op
-                title += f'<font color="{sub}">{NBSP}· {esc(n.op)}</font>'
-            if n.kind == M.SKIPPED:
-                title += f'<font point-size="9">{NBSP}(skipped)</font>'
-            rows.append(title)
-            meta = self.meta(n)
-            if meta:
-                rows.append(f"{small}{esc(meta, L.TITLE_LIMIT)}</font>")
-        if self.values and n.value is not None and n.kind not in (M.NUMPY,):
-            rows.append(_block("= ", self.value_lines(n.value)))
-        color = DIM if dim else VERMILLION
-        for key, g in n.grads.items():
-            who = f" {self.call_tag(key)}" if self.many_grads else ""
-            rows.append(_block(f"∂{who} ", self.value_lines(g), color))
-        if not n.grads and n.on_path and self.m.traced and n.kind not in (M.NUMPY,):
-            self.present.add("nograd")
-            rows.append(f'<font color="{GREY}"><i>∂ not computed yet</i></font>')
-        tags = self.tags(n)
-        if tags:
-            rows.append(f'<font point-size="8" color="{sub}">{esc(" · ".join(tags), L.TITLE_LIMIT, "end")}</font>')
-        for note in n.notes:
-            if n.kind == M.SCOPE:
-                continue
-            text = L.for_dot_html(note, L.LINE_LIMIT, max_lines=NOTE_LINES, wrap=True, where="end")
-            rows.append(f'<font point-size="8" color="{color}">{text}</font>')
-        rows = _within(rows, NODE_LABEL_BUDGET,
-                       lambda k: f'<font point-size="8" color="{sub}">… {k} more rows</font>')
-        return _node_table(rows)
-
-    def value_lines(self, s) -> list:
-        if self.full and not (s.complete and s.size <= FULL_ITEMS):  # the spread of a large array
-            return [esc(fmt_value(s, self.digits), L.TITLE_LIMIT)]
-        return [esc(line, L.TITLE_LIMIT) for line in fmt_lines(s, self.digits)]
 
     def call_tag(self, key) -> str:
         """``T1`` (tape T1's gradient call) or ``T1#2`` (its second call), as the legend explains."""
         return call_name(key) if self.many_calls else tape_name(key[0])
 
-    def tags(self, n: M.Node) -> list:
-        if not self.full:  # the border and the legend say how a leaf is watched
-            return ["trainable=False"] if n.kind == M.VARIABLE and n.watched is None and not n.trainable else []
-        tags = []
-        if n.role:
-            tags.append(n.role)
-        if n.kind == M.VARIABLE:
-            if n.watched == "auto":
-                tags.append("variable, watched on read")
-            elif n.watched == "explicit":
-                tags.append("variable, tape.watch")
-            else:
-                tags.append("variable, not watched" + ("" if n.trainable else " (trainable=False)"))
-        elif n.kind == M.WATCHED:
-            tags.append("tape.watch")
-        elif n.kind == M.CONSTANT:
-            tags.append("not watched")
-        if self.many_tapes and n.tapes:
-            tags.append("on " + " ".join(tape_name(t) for t in n.tapes))
-        return tags
-
-    def tooltip(self, n: M.Node) -> str:
-        bits = [n.label]
-        if n.op and n.op != n.label:
-            bits.append(n.op)
-        bits.append(fmt_shape(n.shape, n.dtype))
-        if n.value is not None and n.value.size > 1:
-            bits.append(fmt_value(n.value, self.digits))
-        if n.scope:
-            bits.append(f"scope {n.scope}")
-        return " | ".join(bits)
-
     # -- edges -------------------------------------------------------------------
     def edge_text(self, e: M.Edge) -> str:
         attrs = []
         color, width, style = BLACK, 1.2, "solid"
-        if e.kind == "skipped":
-            color, style = PURPLE, "dashed"
+        if e.kind == "skipped":  # into an op not recorded, out of the package: in the colour of that box
+            color, style = LOOKS["skipped"].border, "dashed"
         elif e.kind == "leave":
-            color, style = VERMILLION, "dashed"
+            color, style = LOOKS["numpy"].border, "dashed"
         if e.on_path:
-            color, width = ORANGE, 2.6
+            color, width = LOOKS["path"].border, LOOKS["path"].width
         if e.dimmed:
-            color = DIM
+            color = LOOKS["dimmed"].border
         if e.broken:
-            color, width, style = VERMILLION, 3.0, "dashed"
-            attrs.append('label=<<font color="#D55E00"><b>✗ path breaks</b></font>>')
+            color, width, style = LOOKS["broken"].border, 3.0, "dashed"
+            attrs.append(f'label=<<font color="{color}"><b>✗ path breaks</b></font>>')
         elif e.count > 1:
             attrs.append(f'label="×{e.count}"')
         elif self.values and e.grad is not None and e.on_path and e.grad.size <= EDGE_LABEL_MAX:
             self.edge_labels = True
             key = next((k for k, g in e.grads.items() if g is e.grad), None)
             who = f"{self.call_tag(key)} " if self.many_grads and key is not None else ""
-            attrs.append(f'label=<<font color="{VERMILLION}">∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
+            attrs.append(f'label=<<font color="{_look.GRADIENT}">∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
         attrs += [f'color="{color}"', f"penwidth={width}"]
         if style != "solid":
             attrs.append(f"style={style}")
         return f"n{e.src} -> n{e.dst} [{', '.join(attrs)}];"
 
     # -- legend ------------------------------------------------------------------
-    def legend_entries(self) -> list:
-        """``(cell, text, wide)`` for the styles the picture uses (each a box drawn in that style with its
-        meaning inside), then the rows that explain the ``∂`` numbers (``wide``: across the legend)."""
-        present = self.present
-        target = [n.label for n in self.m.nodes if n.role == "target"]
-        of = f"the target {L.shorten(L.clean(target[0]), 24)}" if len(target) == 1 else "the target"
-        entries = [
-            ("variable", TINT[BLUE], BLUE, "", 1, "variable, watched on read" if self.full else "variable (watched)"),
-            ("variable_unwatched", "#FFFFFF", BLUE, "dashed", 1, "variable the tape does not watch"),
-            ("watched", TINT[GREEN], GREEN, "", 1, "tensor passed to tape.watch"),
-            ("constant", LIGHT_GREY, GREY, "dashed", 1, "constant (not watched)"),
-            ("op", "#FFFFFF", BLACK, "rounded", 1, "op recorded on the tape"),
-            ("skipped", TINT[PURPLE], PURPLE, "rounded,dashed", 1, "op not recorded (stop_recording)"),
-            ("numpy", "#FFFFFF", VERMILLION, "dashed", 1, "left the package (NumPy)"),
-            ("scope", "#EDEDED", GREY, "", 1, "folded name scope"),
-            ("source", "#FFFFFF", BLUE, "double", 1, "source (double border)"),
-            ("target", "#FFFFFF", VERMILLION, "", 3, "target (thick border)"),
-            ("path", "#FFFFFF", ORANGE, "rounded", 2, "on the path target → sources"),
-            ("dimmed", "#FFFFFF", DIM, "rounded", 1, "not on that path"),
-            ("backward", TINT[ORANGE], ORANGE, "dashed", 1, "backward pass recorded by an outer tape"),
-            ("broken", TINT[VERMILLION], VERMILLION, "", 3, f"✗ {self.mark_legend}"),
-        ]
-        out = []
-        for key, fill, border, style, width, text in entries:
-            if key in present:
-                text = esc(text, L.TITLE_LIMIT, "end")
-                out.append((_swatch(fill, border, style, width, text), text, False))
-        red = f'<font color="{VERMILLION}">'
-        if "grad" in present:
-            out.append((f"{red}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
-                        "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
-        if self.edge_labels:
-            text = "on an arrow: the gradient the backward pass sent back along it"
-            out.append((f"{red}∂ 3.0</font>{NBSP}{text}", f"∂ 3.0 {text}", True))
-        if self.many_grads:
-            tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if self.many_calls
-                         else ("T2", "computed by the gradient() call of tape T2"))
-            out.append((f"{red}∂ {tag}</font>: {text}", f"∂ {tag}: {text}", True))
-        if "nograd" in present:
-            text = "no gradient() call has reached this tensor yet (a gradient of 0 shows ∂ 0.0)"
-            out.append((f'<font color="{GREY}"><i>∂ not computed yet</i></font>: {text}', f"∂ not computed yet: {text}",
-                        True))
-        return out
-
-
-def _block(prefix, lines, color=None):
-    """``= 3.0`` as one row; a matrix as ``(prefix, rows)``: the prefix in a cell of its own, so every
-    row of the matrix starts at one left edge (see :func:`_node_table`)."""
-    font = (f'<font color="{color}">', "</font>") if color else ("", "")
-    if len(lines) == 1:
-        return f"{font[0]}{prefix}{lines[0]}{font[1]}"
-    body = "<br/>".join(line.replace(" ", NBSP, 1) if line.startswith(" ") else line for line in lines)
-    return f"{font[0]}{prefix.strip()}{NBSP}{font[1]}", f"{font[0]}{body}{font[1]}"
-
-
-def _node_table(rows) -> str:
-    """A node's label: one row per line of text; matrices (``(prefix, rows)``) in two columns, the
-    prefix right-aligned beside rows aligned on the left, so the block stays centred in the box."""
-    two = any(isinstance(r, tuple) for r in rows)
-    out = []
-    for r in rows:
-        if isinstance(r, tuple):
-            out.append(f'<tr><td align="right" valign="top">{r[0]}</td><td align="left"{_LINES}>{r[1]}</td></tr>')
-        else:
-            span = ' colspan="2"' if two else ""
-            out.append(f'<tr><td{span}{_LINES if "<br/>" in r else ""}>{r}</td></tr>')
-    return _TABLE + "".join(out) + "</table>"
-
-
-def _swatch(fill, border, style, width, text) -> str:
-    """A legend cell: a box drawn as the nodes of one style are (fill, border, dashes, rounding, weight,
-    a double border), with what the style means inside."""
-    inner = f'<font point-size="10">{text}</font>'
-    if style == "double":
-        return (f'<td cellpadding="0"><table border="1" color="{border}" cellborder="1" cellspacing="1" '
-                f'cellpadding="2"><tr><td color="{border}" bgcolor="{fill}">{inner}</td></tr></table></td>')
-    st = f' style="{style}"' if style else ""
-    return f'<td border="{width}" color="{border}" bgcolor="{fill}"{st} cellpadding="3">{inner}</td>'
-
-
 def _legend_columns(entries, width) -> int:
     """How many boxes side by side: as many as fit the graph's width (at least LEGEND_MIN_WIDTH), 1 to 4."""
     boxes = [text for _, text, wide in entries if not wide]
@@ -554,15 +343,6 @@ def _legend_columns(entries, width) -> int:
         return 1
     cell = max(_text_size(text, 10)[0] for text in boxes) + 18
     return max(1, min(4, len(boxes), int(max(width, LEGEND_MIN_WIDTH) // cell)))
-
-
-def _legend_rows(entries, cols) -> list:
-    """The legend as rows of the picture's heading table (``cols`` columns wide)."""
-    boxes = [cell for cell, _, wide in entries if not wide]
-    wide = [cell for cell, _, w in entries if w]
-    rows = ["<tr>" + "".join(boxes[i:i + cols]) + "</tr>" for i in range(0, len(boxes), cols)]
-    rows += [f'<tr><td align="left" colspan="{cols}"><font point-size="10">{cell}</font></td></tr>' for cell in wide]
-    return rows
 
 
 def _legend_size(entries, cols):

@@ -1,35 +1,105 @@
-"""The look of every picture, in one place: colours, roles and the font.
+"""The look of every picture, in one place: each role's box, the colours and the font.
 
-Python renderers (DOT, matplotlib frames, SVG stills, plots) import these
-names; the browser widgets receive them as data (:func:`css_variables` and
-:func:`js_constants`), so a colour is changed here once.
+:data:`LOOKS` is the one table: a role (``"target"``) to its :class:`Look`
+(fill, border colour, border width, dashes, text colour, a shape cue) and its
+words (:attr:`Look.word`, the glossary's one word for it; :attr:`Look.says`,
+what a legend or colour key writes).  Every renderer derives from it: the DOT
+node styles and the graph's legend (:mod:`.dot`), the matplotlib frames' boxes
+and colour key (:mod:`.frames`), the SVG stills (:mod:`.still`) and the
+widgets' CSS role rules, which receive the table as data (:func:`css_rules`).
+So a role's look is changed here, once; ``tests/test_look.py`` draws one node
+of each role in every renderer and compares.
+
+What each colour means, in every picture (Okabe-Ito, readable on a projector
+and with the common colour-vision deficiencies):
+
+- black: an op recorded on the tape;
+- blue: a variable, and a source (what a gradient is taken with respect to);
+- green: a tensor passed to ``tape.watch``;
+- grey, dashed: a constant (not watched);
+- purple: an op not recorded (``stop_recording``);
+- yellow fill: an op of a gradient rule, recorded by an outer tape;
+- orange: the forward pass (the op running now; the path target → sources
+  in a graph; a backward pass that an outer tape records);
+- vermillion: the backward pass and its gradients (the rule running now,
+  every ``∂`` number), the target, where a path breaks or leaves the package;
+- sky: the border of a box that just received a gradient (the players' step highlight).
 
 >>> colour("variable"), tint("variable")
 ('#0072B2', '#D6EAF8')
+>>> LOOKS["target"].border == PALETTE["vermillion"] and LOOKS["rule_op"].word
+'rule op'
 """
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
-# Okabe-Ito: readable on a projector, distinguishable with the common colour-vision deficiencies.
 PALETTE = {
     "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442",
     "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7", "black": "#000000",
 }
 GREY, LIGHT_GREY, DIM = "#6E6E6E", "#F2F2F2", "#B8B8B8"
+INK, WHITE, SCOPE_GREY = PALETTE["black"], "#FFFFFF", "#EDEDED"
 # A light fill for each colour that marks a border.
 TINT = {"blue": "#D6EAF8", "green": "#CFEFE6", "orange": "#FCEFD2", "purple": "#F5E1EC", "vermillion": "#F9DCCB",
-        "yellow": "#FBF7D0"}
+        "yellow": "#FBF7D0", "sky": "#DDF0FB"}
+GRADIENT = PALETTE["vermillion"]  # every ∂ number, in boxes, on arrows, in tables
+FADED = 0.25  # the opacity of a box not computed yet (the players)
+PLAYER_WIDTH = 15 / 13  # borders scale with the labels: 15-unit labels in the players, 13 in the graph
 
-# What each colour means, in every picture.
-ROLE_COLOUR = {
-    "variable": "blue",      # a variable, or any source of a gradient
-    "watched": "green",      # a plain tensor passed to tape.watch; also "just received a gradient"
-    "target": "purple",      # what the gradient is of
-    "forward": "orange",     # the op running now, forward
-    "backward": "vermillion",  # the rule running now, backward; where a path breaks
-    "skipped": "purple",     # ran under stop_recording
+
+class Look(NamedTuple):
+    """How one role is drawn, and what it is called.
+
+    ``width`` is the border's width in points beside the graph's text (the
+    players multiply it by :data:`PLAYER_WIDTH`); ``cue`` is a shape cue:
+    ``"rounded"`` corners, a ``"double"`` border, the ``"cds"`` arrow of a
+    tensor leaving the package, a ``"box3d"`` folded scope, or ``"faded"``.
+    """
+    word: str
+    says: str
+    fill: str
+    border: str
+    width: float
+    dash: bool
+    text: str = INK
+    cue: str = ""
+
+
+_B, _G, _O, _V, _P, _S = (PALETTE[c] for c in ("blue", "green", "orange", "vermillion", "purple", "sky"))
+LOOKS = {
+    # what a box is
+    "op": Look("op", "op recorded on the tape", WHITE, INK, 1.3, False, cue="rounded"),
+    "variable": Look("variable", "variable (watched)", TINT["blue"], _B, 1.3, False),
+    "variable_unwatched": Look("unwatched variable", "variable the tape does not watch", WHITE, _B, 1.3, True),
+    "watched": Look("watched tensor", "tensor passed to tape.watch", TINT["green"], _G, 1.3, False),
+    "constant": Look("constant", "constant (not watched)", LIGHT_GREY, GREY, 1.3, True),
+    "rule_op": Look("rule op", "op of a rule, recorded by an outer tape", TINT["yellow"], INK, 1.3, False,
+                    cue="rounded"),
+    "skipped": Look("skipped op", "op not recorded (stop_recording)", TINT["purple"], _P, 1.3, True, cue="rounded"),
+    "numpy": Look("NumPy", "left the package (NumPy)", WHITE, _V, 1.3, True, cue="cds"),
+    "scope": Look("name scope", "folded name scope", SCOPE_GREY, GREY, 1.3, False, cue="box3d"),
+    # what a box is to the gradient: its border over the box's own fill (the fill here is the legend's)
+    "source": Look("source", "source", WHITE, _B, 2.4, False, cue="double"),
+    "target": Look("target", "target", WHITE, _V, 3.2, False),
+    # what a graph marks
+    "path": Look("path", "on the path target → sources", WHITE, _O, 2.6, False, cue="rounded"),
+    "dimmed": Look("off the path", "not on that path", WHITE, DIM, 1.3, False, DIM, "rounded"),
+    "broken": Look("broken", "where the gradient path breaks", TINT["vermillion"], _V, 3.2, False),
+    "backward_pass": Look("backward pass", "backward pass recorded by an outer tape", TINT["orange"], _O, 1.5, True),
+    # what a player's step shows
+    "forward": Look("forward", "op running (forward)", TINT["orange"], _O, 4.8, False),
+    "backward": Look("backward", "rule running (backward)", TINT["vermillion"], _V, 4.8, False),
+    "received": Look("received", "just received a gradient", WHITE, _S, 3.9, False),  # a border: the box keeps its fill
+    "pending": Look("pending", "not computed yet", WHITE, INK, 1.3, True, cue="faded"),
 }
+# What a player's box can be (the storyboard's ``box``), the marks over it (its ``role``), and the
+# moments of a step.
+PLAYER_BOXES = ("op", "variable", "variable_unwatched", "watched", "constant", "rule_op", "skipped", "numpy")
+MARKS = ("source", "target")
+MOMENTS = ("forward", "backward", "received", "pending")
+
 CURVE_COLOURS = [PALETTE[c] for c in ("blue", "vermillion", "green", "purple", "orange", "sky")]
 # The graphs' font: installed with Graphviz by the set-up (fonts-dejavu-core), so Graphviz measures
 # text with the font the browser then draws.  FONT_FAMILY goes into DOT (fontconfig reads the list)
@@ -38,27 +108,86 @@ FONT = "DejaVu Sans"
 FONT_FAMILY = f"{FONT},Verdana,sans-serif"
 
 
+def look(role: str) -> Look:
+    """The look of ``role``; an unknown role is drawn as an op."""
+    return LOOKS.get(role, LOOKS["op"])
+
+
+def node_look(box: str, role: str | None = None) -> Look:
+    """A node's look: what the box is (``"watched"``), with a source's or the target's border over it.
+
+    >>> node_look("watched", "source")[2:5] == (tint("watched"), colour("source"), 2.4)
+    True
+    """
+    base = look(box)
+    if role in MARKS:
+        mark = LOOKS[role]
+        base = base._replace(border=mark.border, width=mark.width)
+    return base
+
+
 def colour(role: str) -> str:
-    """The colour of a role (``"target"``) or a palette name (``"blue"``)."""
-    return PALETTE[ROLE_COLOUR.get(role, role)]
+    """The border colour of a role (``"target"``), or a palette colour by name (``"blue"``)."""
+    return LOOKS[role].border if role in LOOKS else PALETTE[role]
 
 
 def tint(role: str) -> str:
-    """The light fill that goes with :func:`colour`."""
-    return TINT[ROLE_COLOUR.get(role, role)]
+    """The fill of a role, or the light fill that goes with a palette colour."""
+    return LOOKS[role].fill if role in LOOKS else TINT[role]
+
+
+def player_width(lk: Look) -> float:
+    """A look's border width in a player (layout units at scale 1)."""
+    return round(lk.width * PLAYER_WIDTH, 2)
 
 
 # ---------------------------------------------------------------------------
 # For the browser
 # ---------------------------------------------------------------------------
+PLAYER_DASH = "6 3"     # a dashed border in the players' SVG (the stills draw the same)
+PENDING_DASH = "4 4"
+
+
 def css_variables() -> str:
     """CSS custom properties for the widgets' style sheet (``var(--adv-blue)``...)."""
     names = {f"--adv-{k}": v for k, v in PALETTE.items()}
     names.update({f"--adv-tint-{k}": v for k, v in TINT.items()})
-    names.update({f"--adv-{role}": colour(role) for role in ROLE_COLOUR})
+    names.update({f"--adv-{role.replace('_', '-')}": lk.border for role, lk in LOOKS.items()})
     names["--adv-grey"] = GREY
+    names["--adv-gradient"] = GRADIENT
     names["--adv-font"] = FONT_FAMILY
     return ".adv { " + " ".join(f"{k}: {v};" for k, v in names.items()) + " }\n"
+
+
+def _box_rule(selector: str, lk: Look, dash: str = PLAYER_DASH) -> str:
+    return (f"{selector} .adv-box {{ fill: {lk.fill}; stroke: {lk.border}; stroke-width: {player_width(lk):g}; "
+            f"stroke-dasharray: {dash if lk.dash else 'none'}; }}\n")
+
+
+def css_rules() -> str:
+    """The player's node rules, from :data:`LOOKS`: one per box, then the marks (a border), then the
+    moments of a step (later rules win, as a frame's moment does over a box).
+
+    >>> ".adv-role-target .adv-box { stroke: #D55E00; stroke-width: 3.69; }" in css_rules()
+    True
+    """
+    out = []
+    for box in PLAYER_BOXES:
+        lk = LOOKS[box]
+        out.append(_box_rule(f".adv-is-{box}", lk))
+        out.append(f".adv-is-{box} .adv-label, .adv-is-{box} .adv-val {{ fill: {lk.text}; }}\n")
+    for role in MARKS:
+        lk = LOOKS[role]
+        out.append(f".adv-role-{role} .adv-box {{ stroke: {lk.border}; stroke-width: {player_width(lk):g}; }}\n")
+    out.append(f".adv-grad {{ fill: {GRADIENT}; }}\n")
+    lk = LOOKS["received"]
+    out.append(f".adv-recv .adv-box {{ stroke: {lk.border}; stroke-width: {player_width(lk):g}; stroke-dasharray: none; }}\n")
+    for phases, moment in ((("forward",), "forward"), (("backward", "update"), "backward")):
+        selector = ", ".join(f'.adv[data-phase="{p}"] .adv-current' for p in phases)
+        out.append(_box_rule(selector.replace(", ", " .adv-box, "), LOOKS[moment]))
+    out.append(f".adv-pending {{ opacity: {FADED}; }}\n")
+    out.append(f".adv-pending .adv-box {{ stroke-dasharray: {PENDING_DASH}; }}\n")
+    return "".join(out)
 
 
 def js_constants() -> str:

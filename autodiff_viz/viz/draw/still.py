@@ -20,7 +20,8 @@ import base64
 from ..text import labels as L
 from ..model import story as _story
 from ..text.numbers import fmt_number
-from .look import CURVE_COLOURS, GREY, LIGHT_GREY, PALETTE, colour, tint
+from . import look as _look
+from .look import CURVE_COLOURS, PALETTE
 
 PAD = 16.0         # around the graph, as the player draws it
 HEAD_H = 34.0      # the title's band
@@ -28,33 +29,28 @@ LINE_H = 22.0      # one line of results under the graph
 MAX_NODES = 300    # a larger storyboard's still is a card that says so
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif"
 
-# role -> (border, fill, border width, dashes): the player's look (style.css) in colours from look.
-_BOX = {
-    "source": (colour("variable"), tint("variable"), 2.0, ""),
-    "const": (GREY, LIGHT_GREY, 1.5, ""),
-    "target": (colour("target"), "#FFFFFF", 4.0, ""),
-    "backward": ("#333333", tint("yellow"), 1.5, "6 3"),
-    "skipped": (colour("skipped"), tint("skipped"), 1.5, "6 3"),
-    "numpy": (PALETTE["vermillion"], "#FFFFFF", 1.5, "6 3"),
-}
-_OP_BOX = ("#333333", "#FFFFFF", 1.5, "")
-
-
 def _t(text, limit: int = L.TITLE_LIMIT) -> str:
     return L.for_html(text, limit)
 
 
 def _css() -> str:
-    """The picture's classes (one style sheet, so each box costs only its coordinates and texts)."""
+    """The picture's classes (one style sheet, so each box costs only its coordinates and texts); the
+    boxes' from the look table, as the player's (``k-`` what a box is, ``m-`` a source's or the target's
+    border)."""
     rules = [".t{font-size:18px;font-weight:600;fill:#111}", ".n{font-size:15px;fill:#333}", ".r{font-size:15px;font-weight:600;fill:#111}",
-             ".l{font-size:16px;font-weight:700;fill:#111;text-anchor:middle}",
-             ".v{font-size:15px;fill:#333;text-anchor:middle}",
-             f".g{{font-size:15px;font-weight:700;fill:{PALETTE['blue']};text-anchor:middle}}",
+             ".l{font-size:16px;font-weight:700;text-anchor:middle}",
+             ".v{font-size:15px;text-anchor:middle}",
+             f".g{{font-size:15px;font-weight:700;fill:{_look.GRADIENT};text-anchor:middle}}",
              ".e{fill:none;stroke:#777;stroke-width:1.6}", ".h{fill:#777}", ".d{stroke-dasharray:5 4}",
              ".el{font-size:14px;font-style:italic;fill:#555;text-anchor:middle}"]
-    for role, (border, fill, width, dash) in {**_BOX, "op": _OP_BOX}.items():
-        rules.append(f".k-{role}{{fill:{fill};stroke:{border};stroke-width:{width}"
-                     + (f";stroke-dasharray:{dash}" if dash else "") + "}")
+    for box in _look.PLAYER_BOXES:
+        lk = _look.LOOKS[box]
+        rules.append(f".k-{box}{{fill:{lk.fill};stroke:{lk.border};stroke-width:{_look.player_width(lk):g}"
+                     + (f";stroke-dasharray:{_look.PLAYER_DASH}" if lk.dash else "") + "}")
+        rules.append(f".k-{box}~.l,.k-{box}~.v{{fill:{lk.text}}}")
+    for role in _look.MARKS:
+        lk = _look.LOOKS[role]
+        rules.append(f".m-{role}{{stroke:{lk.border};stroke-width:{_look.player_width(lk):g}}}")
     return "".join(rules)
 
 
@@ -85,7 +81,8 @@ def animation_svg(story: dict) -> str:
         for i, n in enumerate(story["nodes"]):
             p = lay["nodes"][n["id"]]
             w, h = p["w"], p["h"]
-            role = n["role"] if n["role"] in _BOX else "op"
+            box = n["box"] if n["box"] in _look.PLAYER_BOXES else "op"
+            mark = f' m-{n["role"]}' if n["role"] in _look.MARKS else ""
             texts = [f'<text x="{w / 2:.0f}" y="22" class="l">{_t(n["label"], L.LINE_LIMIT)}</text>']
             if vals[i]:
                 texts.append(f'<text x="{w / 2:.0f}" y="45" class="v">= {_t(vals[i])}</text>')
@@ -93,7 +90,7 @@ def animation_svg(story: dict) -> str:
                 texts.append(f'<text x="{w / 2:.0f}" y="67" class="g">∂ {_t(grads[i])}</text>')
             out.append(f'<g transform="translate({p["x"] - w / 2:.1f},{p["y"] - h / 2:.1f})">'
                        f'<rect width="{w:.0f}" height="{h:.0f}" rx="{24 if n["kind"] == "leaf" else 8}" '
-                       f'class="k-{role}"/>{"".join(texts)}</g>')
+                       f'class="k-{box}{mark}"/>{"".join(texts)}</g>')
         out.append("</g>")
     y = HEAD_H + gh + 16
     for line in notes:

@@ -30,8 +30,9 @@ def esm_source(kind: str) -> str:
 
 
 def css_source() -> str:
-    """The widgets' style sheet, after the colours as CSS variables."""
-    return _look.css_variables() + (STATIC / "style.css").read_text(encoding="utf-8")
+    """The widgets' style sheet: the colours as CSS variables and the role rules (both from the look
+    table), then the layout (``static/style.css``)."""
+    return _look.css_variables() + _look.css_rules() + (STATIC / "style.css").read_text(encoding="utf-8")
 
 
 def initial_state(kind: str, data: dict) -> dict:

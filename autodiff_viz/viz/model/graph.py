@@ -86,6 +86,16 @@ class Node:
         return self.kind in (VARIABLE, WATCHED, CONSTANT)
 
     @property
+    def box(self) -> str:
+        """What the box is, in the look table's words (``draw/look.py``): its kind, with a variable the
+        tape does not watch and an op of a rule recorded by an outer tape told apart."""
+        if self.kind == VARIABLE and self.watched is None:
+            return "variable_unwatched"
+        if self.kind == OP and self.backward_of is not None:
+            return "rule_op"
+        return self.kind
+
+    @property
     def grad(self) -> ev.Summary | None:
         """The gradient from the last gradient computation that reached this node."""
         return next(reversed(self.grads.values())) if self.grads else None

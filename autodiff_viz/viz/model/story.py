@@ -52,10 +52,10 @@ def _role(n: M.Node, targets: set, sources: set) -> str:
     if n._raw in targets and n.kind != M.NUMPY:
         return "target"
     if n.is_leaf:
-        return "source" if n.watched is not None or n._raw in sources else "const"
+        return "source" if n.watched is not None or n._raw in sources else "constant"
     if n.kind in (M.SKIPPED, M.NUMPY):
         return n.kind
-    return "backward" if n.backward_of is not None else "op"
+    return "rule_op" if n.backward_of is not None else "op"  # the words of draw.look.PLAYER_ROLES
 
 
 class _Board:
@@ -251,6 +251,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     return {
         "title": title or "Automatic differentiation, step by step",
         "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
+                   "box": n.box,
                    "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw}
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,

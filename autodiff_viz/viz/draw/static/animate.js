@@ -110,7 +110,7 @@ function render({ model, el }) {
     g.addEventListener("focus", () => trace(n.id));
     g.addEventListener("blur", () => trace(null));
     gNodes.append(g);
-    nodeEls.push({g, val, grad, badge, bt, role: n.role, kind: n.kind, room: p.w - 14});
+    nodeEls.push({g, val, grad, badge, bt, role: n.role, box: n.box, kind: n.kind, room: p.w - 14});
   });
   const graphBox = h("div", {class: "adv-graph-box"}, svg);
   const fitBtn = h("button", {type: "button", class: "adv-btn adv-fit", "aria-pressed": "false",
@@ -292,7 +292,7 @@ function render({ model, el }) {
     const recv = new Set(st.recv);
     nodeEls.forEach((ne, i) => {
       const id = data.nodes[i].id;
-      let cls = `adv-node adv-${ne.kind} adv-role-${ne.role}`;
+      let cls = `adv-node adv-${ne.kind} adv-is-${ne.box} adv-role-${ne.role}`;  // the look rules: look.css_rules
       if (!S.alive[i]) cls += " adv-pending";
       if (st.node === id) cls += " adv-current";
       if (recv.has(id)) cls += " adv-recv";

@@ -1,0 +1,72 @@
+"""A graph's legend: a box drawn in each look the picture uses, with its words from the look table
+(:mod:`.look`), then the rows that explain the ``∂`` numbers; the writer of :mod:`.dot` lays it out.
+
+>>> from autodiff_viz.viz.draw.look import LOOKS
+>>> swatch(LOOKS["target"], "target")
+'<td border="3" color="#D55E00" bgcolor="#FFFFFF" cellpadding="3"><font point-size="10">target</font></td>'
+"""
+from __future__ import annotations
+
+from ..text import labels as L
+from . import look as _look
+from .boxes import NBSP, esc
+from .look import GREY, LOOKS
+
+# How a graph shows a mark that a border tells apart: the legend says it.
+MARK_CUES = {"source": "double border", "target": "thick border"}
+
+
+def entries(w) -> list:
+    """For the DOT writer ``w``: ``(cell, text, wide)`` for the looks the picture uses (each a box drawn in that style with its
+    meaning inside), then the rows that explain the ``∂`` numbers (``wide``: across the legend)."""
+    present = w.present
+    target = [n.label for n in w.m.nodes if n.role == "target"]
+    of = f"the target {L.shorten(L.clean(target[0]), 24)}" if len(target) == 1 else "the target"
+    order = ("variable", "variable_unwatched", "watched", "constant", "op", "rule_op", "skipped", "numpy", "scope",
+             "source", "target", "path", "dimmed", "backward_pass", "broken")
+    says = {"broken": f"✗ {w.mark_legend}", **{k: f"{LOOKS[k].says} ({cue})" for k, cue in MARK_CUES.items()}}
+    if w.full:
+        says["variable"] = "variable, watched on read"
+    out = []
+    for key in order:
+        if key in present:
+            lk = LOOKS[key]
+            text = esc(says.get(key, lk.says), L.TITLE_LIMIT, "end")
+            out.append((swatch(lk, text), text, False))
+    grad = f'<font color="{_look.GRADIENT}">'
+    if "grad" in present:
+        out.append((f"{grad}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
+                    "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
+    if w.edge_labels:
+        text = "on an arrow: the gradient the backward pass sent back along it"
+        out.append((f"{grad}∂ 3.0</font>{NBSP}{text}", f"∂ 3.0 {text}", True))
+    if w.many_grads:
+        tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if w.many_calls
+                     else ("T2", "computed by the gradient() call of tape T2"))
+        out.append((f"{grad}∂ {tag}</font>: {text}", f"∂ {tag}: {text}", True))
+    if "nograd" in present:
+        text = "no gradient() call has reached this tensor yet (a gradient of 0 shows ∂ 0.0)"
+        out.append((f'<font color="{GREY}"><i>∂ not computed yet</i></font>: {text}', f"∂ not computed yet: {text}",
+                    True))
+    return out
+
+
+def swatch(lk, text) -> str:
+    """A legend cell: a box drawn as the nodes of one look are (fill, border, dashes, rounding, weight,
+    a double border), with what the look means inside."""
+    inner = f'<font point-size="10">{text}</font>'
+    if lk.cue == "double":
+        return (f'<td cellpadding="0"><table border="1" color="{lk.border}" cellborder="1" cellspacing="1" '
+                f'cellpadding="2"><tr><td color="{lk.border}" bgcolor="{lk.fill}">{inner}</td></tr></table></td>')
+    style = ",".join((["rounded"] if lk.cue == "rounded" else []) + (["dashed"] if lk.dash else []))
+    st = f' style="{style}"' if style else ""
+    return f'<td border="{max(1, int(lk.width))}" color="{lk.border}" bgcolor="{lk.fill}"{st} cellpadding="3">{inner}</td>'
+
+
+def rows(entries, cols) -> list:
+    """The legend as rows of the picture's heading table (``cols`` columns wide)."""
+    boxes = [cell for cell, _, wide in entries if not wide]
+    wide = [cell for cell, _, w in entries if w]
+    rows = ["<tr>" + "".join(boxes[i:i + cols]) + "</tr>" for i in range(0, len(boxes), cols)]
+    rows += [f'<tr><td align="left" colspan="{cols}"><font point-size="10">{cell}</font></td></tr>' for cell in wide]
+    return rows
