@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pathlib
 
-from . import _dot, _model, _source
+from . import _arguments as A, _dot, _model, _source
 # Graphviz is run in one place, with a budget; these names stay importable from here.
 from ._graphviz import (  # noqa: F401
     INSTALL_HELP, GraphvizFailed, GraphvizNotFound, LayoutBudgetExceeded, _plain_labels, run_dot,
@@ -182,6 +182,7 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     >>> [n.label for n in g.model.nodes]  # x's own name, y from this code's variables
     ['x', 'y']
     """
+    digits = A.whole("graph", "digits", digits, low=1, high=17)
     found = _source.events_of(source, tape)
     target_ids = _source.ids(target)
     source_ids = _source.ids(sources)
