@@ -136,12 +136,17 @@ def _ranks(story) -> dict:
     if len(order) < len(ids):
         node = ids[_cycle_node(len(ids), pairs, order)]
         raise ValueError(f"the storyboard's graph has a cycle through node {node!r}: it cannot be laid out")
-    rank = [0] * len(ids)
+    return dict(zip(ids, _longest_paths(len(ids), order, out)))
+
+
+def _longest_paths(n: int, order, out) -> list[int]:
+    """The length of the longest path reaching each node, along a topological ``order``."""
+    rank = [0] * n
     for a in order:
         for b in out[a]:
             if rank[b] < rank[a] + 1:
                 rank[b] = rank[a] + 1
-    return dict(zip(ids, rank))
+    return rank
 
 
 def dot_ranks(ids, pairs) -> list[int]:
@@ -159,11 +164,7 @@ def dot_ranks(ids, pairs) -> list[int]:
     if len(order) < n:
         node = ids[_cycle_node(n, pairs, order)]
         raise ValueError(f"the graph has a cycle through node {node!r}: it cannot be laid out")
-    rank = [0] * n
-    for a in order:
-        for b in out[a]:
-            if rank[b] < rank[a] + 1:
-                rank[b] = rank[a] + 1
+    rank = _longest_paths(n, order, out)
     for a in range(n):
         if not n_in[a] and out[a]:
             rank[a] = min(rank[b] for b in out[a]) - 1
@@ -274,11 +275,7 @@ def _layered_layout(story, rankdir):
     order, out, n_in = _topological(n, pairs)
     if len(order) < n:
         _ranks(story)  # raises, naming a node on the cycle
-    rank = [0] * n
-    for a in order:
-        for b in out[a]:
-            if rank[b] < rank[a] + 1:
-                rank[b] = rank[a] + 1
+    rank = _longest_paths(n, order, out)
     for a in reversed(order):
         if out[a] and len(out[a]) >= n_in[a]:
             rank[a] = min(rank[b] for b in out[a]) - 1
