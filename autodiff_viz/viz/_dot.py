@@ -90,7 +90,7 @@ def esc_name(text) -> str:
     to nothing (``""``, a lone surrogate, the empty part of ``"a//b"`` in a
     loaded trace's scope) is drawn as ``(no name)``.
 
-    >>> esc_name("<x>"), esc_name("\udfff")
+    >>> esc_name("<x>"), esc_name(chr(0xDFFF))
     ('&lt;x&gt;', '(no name)')
     """
     return esc(text) or "(no name)"
