@@ -429,9 +429,9 @@ def test_the_timeout_covers_the_drawing_too(tmp_path):
         "import autodiff_viz as tf\nx = tf.Variable(1.0)\nwith tf.GradientTape() as t:\n    y = x\n"
         "    for _ in range(3000):\n        y = y * 1.001\nt.gradient(y, x)\nopen('recorded', 'w').close()\n")
     start = time.monotonic()
-    r = _cli("animate", "long.py", "-o", "long.gif", "--timeout", "15", cwd=tmp_path, timeout=120)
+    r = _cli("animate", "long.py", "-o", "long.gif", "--timeout", "25", cwd=tmp_path, timeout=120)
     took = time.monotonic() - start
-    assert r.returncode == 1 and took < 40
+    assert r.returncode == 1 and took < 60
     line = _one_line(r.stderr)
-    assert line == "autodiff-viz: long.py and its drawing did not finish within 15 s (--timeout); nothing was drawn"
+    assert line == "autodiff-viz: long.py and its drawing did not finish within 25 s (--timeout); nothing was drawn"
     assert (tmp_path / "recorded").exists() and not (tmp_path / "long.gif").exists()
