@@ -235,6 +235,8 @@ def _dot_source(story, rankdir):
 def _dot_layout(story, rankdir, **limits):
     ids, _index, pairs = _graph_of(story)
     size = (len(ids), len(pairs), _graphviz._span(len(ids), pairs))
+    # refused before its DOT text is even written (run_dot checks again, as it does for every caller)
+    _graphviz.check_size(*size, **{k: v for k, v in limits.items() if k in ("max_nodes", "max_edges", "max_span")})
     out = _graphviz.run_dot(_dot_source(story, rankdir), "json", size=size, wasm=False, **limits)
     data = json.loads(out)
     x0, y0, x1, y1 = (float(v) for v in data["bb"].split(","))
