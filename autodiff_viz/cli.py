@@ -377,7 +377,7 @@ def _read_status(path):
     return data
 
 
-def _died(who, code, mib, what="nothing was drawn"):
+def _died(who, code, mib, what="nothing was drawn", handing="a trace"):
     if code < 0:
         try:
             name = signal.Signals(-code).name
@@ -385,7 +385,7 @@ def _died(who, code, mib, what="nothing was drawn"):
             name = f"signal {-code}"
         hint = f" (out of memory? {_limit_text(mib)})" if -code in (signal.SIGKILL, signal.SIGSEGV) else ""
         return f"{who} was killed by {name}{hint}; {what}"
-    return f"{who} ended without handing back a trace (exit status {code}); {what}"
+    return f"{who} ended without handing back {handing} (exit status {code}); {what}"
 
 
 def _child(cmd, deadline, timeout, on_timeout, on_interrupt):
@@ -476,7 +476,8 @@ def _run(args, outputs):
                       f"{script} and its drawing did not finish", f"{script} was drawn")
         done = _read_status(tmp / "drawn.json")
         if done is None:
-            _fail(_died(f"the drawing of {script}", code, args.memory_limit, "it was not finished"), 1)
+            _fail(_died(f"the drawing of {script}", code, args.memory_limit, "it was not finished",
+                        "its status"), 1)
         return done["code"]
 
 
