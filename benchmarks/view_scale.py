@@ -167,7 +167,8 @@ def measure(kind, n, trace_memory):
             anim = ad.viz.animate(tr)
             row["result"] = f"{len(anim)} steps; " + _layout_note(anim.data.get("layout"))
     except Exception as e:  # noqa: BLE001  (a row reports what went wrong and the others go on)
-        row["result"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        row["result"] = (row.get("result", "") if kind == "graph-chain" else "") + \
+            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     row["time_s"] = time.perf_counter() - t0
     if trace_memory:
         row["py_peak_mib"] = tracemalloc.get_traced_memory()[1] / MIB
