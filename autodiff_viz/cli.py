@@ -7,13 +7,21 @@
     autodiff-viz tour OUTDIR [--format svg]            the guides' examples as pictures
     autodiff-viz lessons OUTDIR                        the tutorial notebooks, run, as a static web site
 
-The script runs in a child process under ``ad.trace()``, with a time limit
-(``--timeout``) and a memory limit (``--memory-limit``).  The child hands the
-trace back as JSON, which this process loads with ``Trace.from_json`` (so a
-script cannot hand over anything but events) and draws, with the names the
-script's module variables give its tensors (``loss``, ``w``) on the boxes.  The child's standard
-input is empty (``input()`` sees the end of the file), so that it can run in
-a process group of its own, which a timeout kills whole.
+The script runs in a child process under ``ad.trace()``; it hands the trace
+back as JSON, which a second child loads with ``Trace.load`` (so a script
+cannot hand over anything but events) and draws, with the names the script's
+module variables give its tensors (``loss``, ``w``) on the boxes.  One time
+limit (``--timeout``) covers the script and the drawing together; each child
+runs under the memory limit (``--memory-limit``) in a process group of its
+own, which is killed whole when it ends or runs out of time (so nothing the
+script started outlives the command).  The script's standard input is empty
+(``input()`` sees the end of the file).  Arguments after ``--`` go to the
+script, wherever ``--`` stands.
+
+The command never writes over what the run read: an output that is the
+script, a file named among the script's arguments, or any file the script
+opened for reading (the child notes them with an audit hook) is refused with
+one line, and nothing is written.
 
 Every failure prints one line ``autodiff-viz: ...`` on standard error (after
 the script's own traceback when the script raised) and exits non-zero: 1 when
@@ -32,6 +40,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 FORMATS = ("png", "svg", "pdf", "dot")
@@ -56,10 +65,13 @@ MAX_FPS = 100  # a GIF frame lasts at least 1/100 s
 # The script's own names for its tensors (its module variables) come back beside the trace.
 MAX_NAMES = 10_000
 MAX_NAMES_BYTES = 4 * 2 ** 20
+# Files the script opened for reading that the child reports (an output may be none of them).
+MAX_READS = 100_000
 
-# How the child starts: import this copy of the package (whatever the current directory), then record.
+# How a child starts: import this copy of the package (whatever the current directory), then record
+# the script (``_record``) or draw its trace (``_draw``).
 _BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import autodiff_viz.cli as c; del sys.path[0]; "
-         "sys.exit(c._record_main(sys.argv[1:]))")
+         "sys.exit(c._child_main(sys.argv[1:]))")
 
 
 class _Stop(Exception):
@@ -179,10 +191,43 @@ def _write_json(path, data):
     os.replace(tmp, path)
 
 
-def _record_main(argv) -> int:
-    """The child's side: ``_record OUTDIR MEMORY_MIB SCRIPT [ARGS...]``.
+def _child_main(argv) -> int:
+    """A child's entry point: ``_record ...`` (see :func:`_record_main`) or ``_draw ...`` (:func:`_draw_main`)."""
+    what, *rest = argv
+    return _record_main(rest) if what == "_record" else _draw_main(rest)
 
-    Writes ``OUTDIR/trace.json`` (the trace) and then ``OUTDIR/status.json``:
+
+def _note_reads(limit=MAX_READS) -> set:
+    """Note, from now on, the absolute path of every file this process opens other than write-only.
+
+    An audit hook (it stays for the life of the process, which is the
+    script's own); returns the set it fills, at most ``limit`` paths.
+    """
+    seen: set = set()
+    wronly = getattr(os, "O_WRONLY", 1)
+    accmode = getattr(os, "O_ACCMODE", 3)
+
+    def hook(event, args):
+        if event != "open" or len(seen) >= limit or not args:
+            return
+        try:  # never let the record-keeping break the script's own open()
+            path = args[0]
+            flags = args[2] if len(args) > 2 else None
+            if isinstance(path, int) or (isinstance(flags, int) and flags & accmode == wronly):
+                return
+            seen.add(os.path.abspath(os.fsdecode(path)))
+        except Exception:  # noqa: BLE001,S110
+            pass
+
+    sys.addaudithook(hook)
+    return seen
+
+
+def _record_main(argv) -> int:
+    """The recording child's side: ``OUTDIR MEMORY_MIB SCRIPT [ARGS...]``.
+
+    Writes ``OUTDIR/trace.json`` (the trace), ``names.json``, ``read.json``
+    (the files the script opened for reading) and then ``OUTDIR/status.json``:
     ``{"code": 0}`` or ``{"code": N, "message": "..."}``.  The parent prints
     the message; this side prints only the script's own output and traceback.
     """
@@ -207,6 +252,7 @@ def _record_main(argv) -> int:
         old_soft = _limit_memory(mib)
         failed = None
         namespace: dict = {}
+        reads = _note_reads()
         with trace(max_events=MAX_EVENTS) as tr:
             try:
                 namespace = runpy.run_path(str(script), run_name="__main__")
@@ -218,6 +264,7 @@ def _record_main(argv) -> int:
         if failed is None:
             (outdir / "trace.json").write_text(tr.to_json(), encoding="utf-8")
             _write_json(outdir / "names.json", _script_names(namespace))
+            _write_json(outdir / "read.json", sorted(reads))
             status = {"code": 0, "dropped": tr.dropped}
         else:
             del tr
@@ -253,7 +300,7 @@ def _script_names(namespace) -> dict:
 
 def _read_names(path) -> dict:
     """The child's names, checked: ``{int id: str}``, at most MAX_NAMES, each cut to a label's length."""
-    from .viz.text import labels as _labels
+    from .viz import _labels
 
     try:
         with open(path, "rb") as f:
@@ -298,15 +345,21 @@ def _verdict(failed, script, mib) -> dict:
 # ---------------------------------------------------------------------------
 # The parent: runs the child with a time limit, reads the trace back
 # ---------------------------------------------------------------------------
-def _kill(proc):
-    """Kill the child and everything it started (its process group), then reap it."""
+def _kill_group(pid):
+    """Kill a process group (a child started in a session of its own, and whatever it started)."""
+    if os.name != "posix":  # pragma: no cover - Windows: the child alone is killed by the caller
+        return
     try:
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:  # pragma: no cover - Windows: the child only
-            proc.kill()
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _kill(proc):
+    """Kill the child and everything it started (its process group), then reap it."""
+    _kill_group(proc.pid)
+    if os.name != "posix":  # pragma: no cover
+        proc.kill()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:  # pragma: no cover - a process in uninterruptible sleep
@@ -324,68 +377,190 @@ def _read_status(path):
     return data
 
 
-def _died(script, code, mib):
+def _died(who, code, mib, what="nothing was drawn", handing="a trace"):
     if code < 0:
         try:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
         hint = f" (out of memory? {_limit_text(mib)})" if -code in (signal.SIGKILL, signal.SIGSEGV) else ""
-        return f"{script} was killed by {name}{hint}; nothing was drawn"
-    return f"{script} ended without handing back a trace (exit status {code}); nothing was drawn"
+        return f"{who} was killed by {name}{hint}; {what}"
+    return f"{who} ended without handing back {handing} (exit status {code}); {what}"
 
 
-def _run_script(args):
-    """Run the script in a child process under a trace; its trace and tapes, or a printed reason to stop."""
-    from .events import TraceFormatError
-    from .traces import Trace
+def _child(cmd, deadline, timeout, on_timeout, on_interrupt):
+    """Run a child in a process group of its own until it ends or ``deadline``; its exit status.
 
+    Whatever the child started is killed with its group when it ends, so no
+    process of the script outlives the command.
+    """
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=os.name == "posix")
+    except OSError as e:
+        _fail(f"could not start Python: {e}", 1)
+    try:
+        code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        _fail(f"{on_timeout} within {timeout:g} s (--timeout); nothing was drawn", 1)
+    except KeyboardInterrupt:
+        _kill(proc)
+        _fail(f"interrupted while {on_interrupt}; nothing was drawn", 130)
+    _kill_group(proc.pid)  # what it left running (a forked grandchild)
+    return code
+
+
+def _identity(path):
+    """``(device, inode)`` of an existing file (links followed), else None."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _given_inputs(args) -> list:
+    """The files the command line names as the run's inputs: the script, and script arguments that are files."""
+    found = [str(args.script)]
+    for a in getattr(args, "script_args", ()):
+        for part in (a, a.partition("=")[2]):  # `data.csv` and `--data=data.csv`
+            if part and os.path.isfile(part):
+                found.append(part)
+    return found
+
+
+def _refuse_input(out, inputs):
+    """Stop, with one line, when writing ``out`` would write over one of ``inputs`` (the same file)."""
+    me = _identity(out)
+    if me is None:
+        return
+    for path in inputs:
+        if _identity(path) == me:
+            same = "" if os.path.abspath(path) == os.path.abspath(out) else f" (the same file as {path})"
+            _fail(f"will not write {out}: it is an input of this run{same}; name another output", 2)
+
+
+def _run(args, outputs):
+    """Run the script in a child under a trace, then draw in a second child; within one --timeout.
+
+    ``outputs``: the output paths known before the script runs (refused
+    before it runs when they are inputs).  Returns the drawing's exit status.
+    """
+    deadline = time.monotonic() + args.timeout
     script = pathlib.Path(args.script)
     if not script.is_file():
         _fail(f"no such script: {script}", 2)
+    for out in outputs:
+        _refuse_input(out, _given_inputs(args))
     if not sys.executable:
         _fail("cannot find the Python interpreter to run the script with", 1)
     package_parent = str(pathlib.Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory(prefix="autodiff-viz-") as tmp:
         tmp = pathlib.Path(tmp)
-        cmd = [sys.executable, "-c", _BOOT, package_parent, str(tmp), str(args.memory_limit), str(script),
-               *args.script_args]
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=os.name == "posix")
-        except OSError as e:
-            _fail(f"could not start Python to run {script}: {e}", 1)
-        try:
-            code = proc.wait(timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            _fail(f"{script} did not finish within {args.timeout:g} s (--timeout); nothing was drawn", 1)
-        except KeyboardInterrupt:
-            _kill(proc)
-            _fail(f"interrupted while {script} ran; nothing was drawn", 130)
+        boot = [sys.executable, "-c", _BOOT, package_parent]
+        code = _child([*boot, "_record", str(tmp), str(args.memory_limit), str(script), *args.script_args],
+                      deadline, args.timeout, f"{script} did not finish", f"{script} ran")
         status = _read_status(tmp / "status.json")
         if status is None:
             _fail(_died(script, code, args.memory_limit), 1)
         if status["code"] != 0:
             _fail(str(status.get("message") or f"{script} failed"), status["code"] if status["code"] > 0 else 1)
-        path = tmp / "trace.json"
-        try:
-            if path.stat().st_size > MAX_TRACE_BYTES:
-                _fail(f"the trace of {script} is larger than {MAX_TRACE_BYTES // 2 ** 20} MiB; "
-                      "record fewer steps", 1)
-            tr = Trace.load(path, max_chars=MAX_TRACE_BYTES)
-        except (OSError, TraceFormatError) as e:
-            _fail(f"could not read the trace of {script}: {e}", 1)
-        names = _read_names(tmp / "names.json")
         dropped = status.get("dropped")
         if type(dropped) is int and dropped > 0:
             print(f"autodiff-viz: note: the trace kept the first {MAX_EVENTS:,} events of {script}; "
                   f"{dropped:,} later ones are not drawn", file=sys.stderr)
+        settings = {k: v for k, v in vars(args).items() if k != "run"}
+        _write_json(tmp / "args.json", {"args": settings, "inputs": _given_inputs(args)})
+        sys.stdout.flush()
+        code = _child([*boot, "_draw", str(tmp), str(args.memory_limit)], deadline, args.timeout,
+                      f"{script} and its drawing did not finish", f"{script} was drawn")
+        done = _read_status(tmp / "drawn.json")
+        if done is None:
+            _fail(_died(f"the drawing of {script}", code, args.memory_limit, "it was not finished",
+                        "its status"), 1)
+        return done["code"]
+
+
+# ---------------------------------------------------------------------------
+# The drawing child: loads the trace with the checked loader and writes the pictures
+# ---------------------------------------------------------------------------
+def _draw_main(argv) -> int:
+    """The drawing child's side: ``WORKDIR MEMORY_MIB``; writes ``WORKDIR/drawn.json`` ``{"code": N}``.
+
+    Prints the paths it wrote, or one line ``autodiff-viz: ...`` (as
+    :func:`main` does), within the same memory limit as the script.
+    """
+    workdir, mib = pathlib.Path(argv[0]), int(argv[1])
+    code = 1
+    old_soft = None
+    try:
+        from . import viz  # noqa: F401  (imported before the limit: it is the drawing's, not the trace's)
+
+        setup = json.loads((workdir / "args.json").read_text(encoding="utf-8"))
+        args = argparse.Namespace(**setup["args"])
+        old_soft = _limit_memory(mib)
+        code = _guarded(lambda: _DRAW[args.command](args, workdir, setup["inputs"]))
+    finally:
+        _unlimit_memory(old_soft)
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        _write_json(workdir / "drawn.json", {"code": code})
+    return code
+
+
+def _load(workdir, args):
+    """The trace the script's child wrote, read with the checked loader; ``(script, trace, tapes, names)``."""
+    from .events import TraceFormatError
+    from .traces import Trace
+
+    script = pathlib.Path(args.script)
+    path = workdir / "trace.json"
+    try:
+        if path.stat().st_size > MAX_TRACE_BYTES:
+            _fail(f"the trace of {script} is larger than {MAX_TRACE_BYTES // 2 ** 20} MiB; record fewer steps", 1)
+        tr = Trace.load(path, max_chars=MAX_TRACE_BYTES)
+    except (OSError, TraceFormatError) as e:
+        _fail(f"could not read the trace of {script}: {e}", 1)
+    names = _read_names(workdir / "names.json")
     tapes = tr.tapes()
     if not tapes:
         _fail("the script recorded nothing on a GradientTape", 1)
     if args.tape is not None and not 1 <= args.tape <= len(tapes):
         _fail(f"--tape {args.tape}: the script used {len(tapes)} tape(s), T1..T{len(tapes)}", 2)
     return script, tr, tapes, names
+
+
+def _read_inputs(workdir, given) -> list:
+    """The files the run read: those the command line names and those the script's child reported."""
+    try:
+        with open(workdir / "read.json", "rb") as f:
+            reported = json.loads(f.read(64 * 2 ** 20))
+    except (OSError, ValueError):
+        reported = []
+    if not isinstance(reported, list):
+        reported = []
+    return list(given) + [p for p in reported[:MAX_READS] if isinstance(p, str)]
+
+
+def _graph_output(args):
+    """``(output path, format)`` of ``graph``, checked before anything runs."""
+    script = pathlib.Path(args.script)
+    out = pathlib.Path(args.output) if args.output else script.with_suffix("." + (args.format or "png"))
+    fmt = args.format or out.suffix.lstrip(".").lower() or "png"
+    if fmt not in FORMATS:
+        _fail(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})", 2)
+    return out, fmt
+
+
+def _animate_output(args):
+    script = pathlib.Path(args.script)
+    out = pathlib.Path(args.output) if args.output else script.with_suffix(".gif")
+    fmt = out.suffix.lstrip(".").lower()
+    if fmt not in MOVIES:
+        _fail(f"unknown animation format {fmt!r}: name the output .gif, .html or .mp4", 2)
+    return out, fmt
 
 
 def _check_output(out: pathlib.Path, several=False):
@@ -402,15 +577,23 @@ def _check_output(out: pathlib.Path, several=False):
 
 
 def _graph_command(args) -> int:
+    out, _ = _graph_output(args)
+    _check_output(out)
+    return _run(args, [out])
+
+
+def _animate_command(args) -> int:
+    out, _ = _animate_output(args)
+    _check_output(out)
+    return _run(args, [out])
+
+
+def _draw_graph(args, workdir, given) -> int:
     from . import viz
 
-    script = pathlib.Path(args.script)
-    out = pathlib.Path(args.output) if args.output else script.with_suffix("." + (args.format or "png"))
-    fmt = args.format or out.suffix.lstrip(".").lower() or "png"
-    if fmt not in FORMATS:
-        _fail(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})", 2)
-    _check_output(out)
-    script, tr, tapes, names = _run_script(args)
+    out, fmt = _graph_output(args)
+    script, tr, tapes, names = _load(workdir, args)
+    inputs = _read_inputs(workdir, given)
     if args.tape is not None:
         chosen = [args.tape]
     elif args.all_in_one:
@@ -418,26 +601,24 @@ def _graph_command(args) -> int:
     else:
         chosen = list(range(1, len(tapes) + 1))
     stem = out.with_suffix("")
-    for number in chosen:
+    paths = [(out if len(chosen) == 1 else pathlib.Path(f"{stem}-T{number}.{fmt}")).with_suffix("." + fmt)
+             for number in chosen]
+    for path in paths:  # every one checked before the first is written
+        _refuse_input(path, inputs)
+    for number, path in zip(chosen, paths):
         g = viz.graph(tr, tape=number, collapse=args.collapse or False, names=names or False)
-        path = out if len(chosen) == 1 else pathlib.Path(f"{stem}-T{number}.{fmt}")
-        path = path.with_suffix("." + fmt)
         g.save(path, format=fmt)
         print(path)
     return 0
 
 
-def _animate_command(args) -> int:
+def _draw_animate(args, workdir, given) -> int:
     from . import viz
     from .traces import Trace
 
-    script = pathlib.Path(args.script)
-    out = pathlib.Path(args.output) if args.output else script.with_suffix(".gif")
-    fmt = out.suffix.lstrip(".").lower()
-    if fmt not in MOVIES:
-        _fail(f"unknown animation format {fmt!r}: name the output .gif, .html or .mp4", 2)
-    _check_output(out)
-    script, tr, tapes, names = _run_script(args)
+    out, _ = _animate_output(args)
+    script, tr, tapes, names = _load(workdir, args)
+    _refuse_input(out, _read_inputs(workdir, given))
     source = tr
     if args.tape is not None:  # that tape's events only: its forward ops and its backward pass
         raw = tapes[args.tape - 1]
@@ -445,6 +626,9 @@ def _animate_command(args) -> int:
     anim = viz.animate(source, title=args.title, rankdir=args.rankdir, names=names or None)
     print(anim.save(out, fps=args.fps))
     return 0
+
+
+_DRAW = {"graph": _draw_graph, "animate": _draw_animate}
 
 
 def _tour_command(args) -> int:
@@ -478,9 +662,10 @@ def _lessons_command(args) -> int:
 
 def _add_run_options(p):
     p.add_argument("--timeout", type=_timeout, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                   help=f"stop the script after this long (default: {DEFAULT_TIMEOUT_S:g} s)")
+                   help=f"stop after this long, running the script and drawing together (default: "
+                        f"{DEFAULT_TIMEOUT_S:g} s)")
     p.add_argument("--memory-limit", type=_memory, default=DEFAULT_MEMORY_MIB, metavar="MIB",
-                   help=f"memory the script may take, in MiB (default: {DEFAULT_MEMORY_MIB}; 0: no limit, "
+                   help=f"memory the script, and then its drawing, may take, in MiB (default: {DEFAULT_MEMORY_MIB}; 0: no limit, "
                         "needed for the CuPy backend)")
 
 
@@ -497,7 +682,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("graph", help="run a Python script and draw the graphs of its tapes")
     g.add_argument("script")
-    g.add_argument("script_args", nargs="*", help="arguments passed to the script (after --)")
+    g.add_argument("script_args", nargs="*", help="arguments passed to the script (all of them after a --, wherever it stands)")
     g.add_argument("-o", "--output", help="output file (default: SCRIPT.png); several tapes add -T1, -T2...; "
                                           "its folder must exist")
     g.add_argument("--format", choices=FORMATS, help="file format (default: from the output's extension)")
@@ -509,7 +694,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(run=_graph_command)
     a = sub.add_parser("animate", help="run a Python script and animate its forward and backward passes")
     a.add_argument("script")
-    a.add_argument("script_args", nargs="*", help="arguments passed to the script (after --)")
+    a.add_argument("script_args", nargs="*", help="arguments passed to the script (all of them after a --, wherever it stands)")
     a.add_argument("-o", "--output", help="output file: .gif (default), .html (a self-contained player) or .mp4; "
                                           "its folder must exist")
     a.add_argument("--tape", type=_tape, help="only tape N (default: every tape, nested ones included)")
@@ -540,13 +725,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    if getattr(args, "collapse", None) == []:
-        args.collapse = True
+def _guarded(run) -> int:
+    """``run()``'s exit status; every failure is one printed line ``autodiff-viz: ...`` and its status."""
     try:
         try:
-            return args.run(args)
+            return run()
         except _Stop:
             raise
         except KeyboardInterrupt:
@@ -559,6 +742,26 @@ def main(argv=None) -> int:
             _fail(f"drawing failed: {type(e).__name__}: {_one_line(e)}", 1)
     except _Stop as stop:
         return stop.code
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after the first ``--`` is the script's, wherever it stands (argparse alone takes it only
+    # right after the script's own arguments).
+    after = None
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, after = argv[:cut], argv[cut + 1:]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if after is not None:
+        if not hasattr(args, "script_args"):
+            parser.error(f"arguments after -- ({_one_line(' '.join(after), 80)}) are passed to a script: "
+                         "only graph and animate run one")
+        args.script_args = [*args.script_args, *after]
+    if getattr(args, "collapse", None) == []:
+        args.collapse = True
+    return _guarded(lambda: args.run(args))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@ from ``file://`` or any static host.
 The exercises are linked as notebooks to download, as handed out (with their
 TODOs, without the solutions); the solutions are not published.
 
+Markdown (the notebooks' text cells, their titles and the README's
+summaries) runs no script on the site: the HTML made from it is sanitized
+(:func:`_safe_html`): only ``http``, ``https``, ``mailto`` and relative links
+survive, and raw HTML other than markdown's own tags shows as text.
+
     from autodiff_viz.lessons import build_site
     build_site("site")          # the tutorials next to this package, into site/index.html
 
@@ -220,6 +225,33 @@ def mathjax_files() -> tuple:
 # ---------------------------------------------------------------------------
 # Pages
 # ---------------------------------------------------------------------------
+# What HTML made from markdown may keep: markdown's own tags, Pygments' highlighting (span and div with
+# classes), heading ids and their anchor links, table alignment; links to the web, to mail and to the
+# site's own files.  Everything else is escaped into text (strip=False), so a script never runs.
+SAFE_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2", "h3", "h4",
+    "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup", "table",
+    "tbody", "td", "th", "thead", "tr", "ul",
+})
+SAFE_ATTRIBUTES = {"*": ["class", "id"], "a": ["href", "title"], "img": ["src", "alt", "title", "width", "height"],
+                   "th": ["style"], "td": ["style"]}
+SAFE_PROTOCOLS = frozenset({"http", "https", "mailto"})  # and relative links, which have no scheme
+
+
+def _safe_html(text: str) -> str:
+    """HTML made from markdown, sanitized with bleach (nbconvert's own dependency): no script survives.
+
+    >>> _safe_html('<a href="javascript:alert(1)">x</a> <a href="02.html#a">y</a> <script>z</script>')
+    '<a>x</a> <a href="02.html#a">y</a> &lt;script&gt;z&lt;/script&gt;'
+    """
+    import bleach
+    from bleach.css_sanitizer import CSSSanitizer
+
+    cleaner = bleach.Cleaner(tags=SAFE_TAGS, attributes=SAFE_ATTRIBUTES, protocols=SAFE_PROTOCOLS, strip=False,
+                             strip_comments=True, css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"]))
+    return cleaner.clean(text)
+
+
 def _inline_markdown(text: str) -> str:
     """One line of markdown as HTML without the paragraph around it ("1. Title" stays a title, not a list)."""
     from nbconvert.filters import markdown2html
@@ -228,7 +260,7 @@ def _inline_markdown(text: str) -> str:
     # raw HTML shows as text here (a title "a < b" stays one); code spans escape themselves
     text = "".join(part if part.startswith("`") else html.escape(part, quote=False)
                    for part in re.split(r"(`[^`]*`)", text))
-    out = markdown2html(text).strip()
+    out = _safe_html(markdown2html(text).strip())
     return out[3:-4] if out.startswith("<p>") and out.endswith("</p>") else out
 
 
@@ -268,12 +300,20 @@ def _link_lessons(page: str, lessons) -> str:
 
 
 def _exporter():
+    from jinja2 import pass_context
     from nbconvert import HTMLExporter
 
     from .nbconvert import StaticWidgets
 
-    return HTMLExporter(template_name="lab", template_file=str(TEMPLATES / "lesson_page.html.j2"),
-                        preprocessors=[StaticWidgets])
+    class LessonExporter(HTMLExporter):
+        """nbconvert's HTML, with the markdown cells sanitized (:func:`_safe_html`)."""
+
+        @pass_context
+        def markdown2html(self, context, source):
+            return _safe_html(super().markdown2html(context, source))
+
+    return LessonExporter(template_name="lab", template_file=str(TEMPLATES / "lesson_page.html.j2"),
+                          preprocessors=[StaticWidgets])
 
 
 def _jinja():

@@ -4,6 +4,7 @@
     python benchmarks/view_scale.py --chain 250,1000 --fan 2000
     python benchmarks/view_scale.py --fan-animate 2000,10000     # also animate the 10,000-op fan-out
     python benchmarks/view_scale.py --no-tracemalloc             # truer times, no Python peak
+    python benchmarks/view_scale.py --chain '' --fan '' --fan-animate ''   # only the drawing-time rows
 
 Workloads
   chain N   ``y = y * 1.001`` and ``y = y + 0.0`` alternating, N scalar ops, under
@@ -16,6 +17,13 @@ Workloads
               layout   the animation layout alone (``viz.draw.layout.layout``) of the same
                        graph, so that large sizes do not wait for a storyboard;
               animate  ``ad.viz.animate(tr)`` as a whole (only the sizes in ``--fan-animate``).
+  graph chain N
+            the chain above drawn by ``ad.viz.graph(tape)`` (``--graph-chain``): the time to
+            build the graph (view model and DOT text), then ``.svg()``; past Graphviz's
+            budget the picture is folded and says so.
+  fan-in N  one op (``add_n``) of N inputs, one of them watched (``--fan-in``), saved
+            as JSON and loaded with ``Trace.from_json`` (not timed); then every view
+            of the loaded trace: ``graph(tr)`` and its SVG, ``animate(tr)`` and its HTML.
 
 Method
   Every measurement runs in a fresh Python process (this script with ``--one``),
@@ -75,6 +83,18 @@ def fan_trace(n):
     return tr, tape
 
 
+def fan_in_trace(n):
+    import autodiff_viz as ad
+
+    xs = [ad.constant(float(i)) for i in range(n)]
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(xs[0])
+            y = ad.add_n(xs)
+        tape.gradient(y, xs[0])
+    return ad.events.Trace.from_json(tr.to_json()), None
+
+
 def _rss_mib(who):
     import resource
 
@@ -97,7 +117,8 @@ def measure(kind, n, trace_memory):
 
     import autodiff_viz as ad
 
-    tr, tape = (chain_trace if kind == "chain" else fan_trace)(n)
+    make = {"chain": chain_trace, "graph-chain": chain_trace, "fan-in": fan_in_trace}.get(kind, fan_trace)
+    tr, tape = make(n)
     row = {"kind": kind, "n": n}
     if trace_memory:
         tracemalloc.start()
@@ -112,6 +133,28 @@ def measure(kind, n, trace_memory):
         elif kind == "graph":
             svg = ad.viz.graph(tape).svg()
             row["result"] = f"SVG {len(svg) / 1e3:,.0f} kB"
+        elif kind == "graph-chain":
+            g = ad.viz.graph(tape)
+            built = time.perf_counter() - t0
+            row["result"] = f"graph() {built:.2f} s, {len(g.model.nodes):,} boxes; "
+            svg = g.svg()
+            row["result"] += f"svg() {time.perf_counter() - t0 - built:.2f} s, SVG {len(svg) / 1e3:,.0f} kB"
+            if "folded" in svg:
+                row["result"] += " (folded, with a note)"
+        elif kind == "fan-in":
+            times = []
+            g = ad.viz.graph(tr)
+            times.append(time.perf_counter() - t0)
+            svg = g.svg()
+            times.append(time.perf_counter() - t0)
+            anim = ad.viz.animate(tr)
+            times.append(time.perf_counter() - t0)
+            html = anim.to_html()
+            times.append(time.perf_counter() - t0)
+            steps = [b - a for a, b in zip([0.0] + times, times)]
+            row["result"] = (f"graph() {steps[0]:.2f} s, svg() {steps[1]:.2f} s ({len(svg) / 1e3:,.0f} kB), "
+                             f"animate() {steps[2]:.2f} s, to_html() {steps[3]:.2f} s "
+                             f"({len(html.encode('utf-8')) / 1e6:.1f} MB); " + _layout_note(anim.data.get("layout")))
         elif kind == "layout":
             from autodiff_viz.viz.draw import layout as _layout
 
@@ -124,7 +167,8 @@ def measure(kind, n, trace_memory):
             anim = ad.viz.animate(tr)
             row["result"] = f"{len(anim)} steps; " + _layout_note(anim.data.get("layout"))
     except Exception as e:  # noqa: BLE001  (a row reports what went wrong and the others go on)
-        row["result"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        row["result"] = (row.get("result", "") if kind == "graph-chain" else "") + \
+            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     row["time_s"] = time.perf_counter() - t0
     if trace_memory:
         row["py_peak_mib"] = tracemalloc.get_traced_memory()[1] / MIB
@@ -147,7 +191,7 @@ def _limit_memory(mib):
 
 def run_child(kind, n, args):
     cmd = [sys.executable, os.path.abspath(__file__), "--one", kind, str(n)]
-    if kind == "chain" or args.no_tracemalloc:
+    if kind in ("chain", "graph-chain", "fan-in") or args.no_tracemalloc:
         cmd.append("--no-tracemalloc")
     t0 = time.perf_counter()
     try:
@@ -178,6 +222,9 @@ def main(argv=None):
     ap.add_argument("--fan", default="2000,10000", help="fan-out sizes for graph().svg() and the layout")
     ap.add_argument("--fan-animate", default="2000",
                     help="fan-out sizes to animate as a whole ('' for none; 10,000 may take minutes and GBs)")
+    ap.add_argument("--graph-chain", default="2000,10000,20000",
+                    help="chain sizes to draw with graph() (ops, comma-separated)")
+    ap.add_argument("--fan-in", default="100000", help="inputs of the one op of the fan-in, drawn and animated")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per measurement")
     ap.add_argument("--memory-limit", type=int, default=8192, help="MiB of address space per measurement")
     ap.add_argument("--one", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
@@ -190,10 +237,13 @@ def main(argv=None):
     print(f"{'workload':<20}{'time s':>9}{'py peak':>9}{'RSS':>8}{'dot RSS':>9}  result (memory in MiB)")
     jobs = ([("chain", n) for n in _sizes(args.chain)]
             + [(k, n) for n in _sizes(args.fan) for k in ("graph", "layout")]
-            + [("animate", n) for n in _sizes(args.fan_animate)])
+            + [("animate", n) for n in _sizes(args.fan_animate)]
+            + [("graph-chain", n) for n in _sizes(args.graph_chain)]
+            + [("fan-in", n) for n in _sizes(args.fan_in)])
     for kind, n in jobs:
         r = run_child(kind, n, args)
-        name = f"chain {n} animate" if kind == "chain" else f"fan {n} {kind}"
+        name = {"chain": f"chain {n} animate", "graph-chain": f"chain {n} graph",
+                "fan-in": f"fan-in {n}"}.get(kind, f"fan {n} {kind}")
         print(f"{name:<20}{_fmt(r.get('time_s'), '9.2f')}{_fmt(r.get('py_peak_mib'), '9.0f')}"
               f"{_fmt(r.get('rss_mib'), '8.0f')}{_fmt(r.get('dot_rss_mib'), '9.0f')}  {r['result']}", flush=True)
 

@@ -303,20 +303,25 @@ def test_interrupting_the_command_stops_the_script(tmp_path):
         os.kill(pid, 0)
 
 
-def test_the_trace_comes_back_through_the_checked_loader(tmp_path, monkeypatch):
-    # what the child hands back is read with Trace.load: a broken file is one line, not a traceback
-    from autodiff_viz import events, traces
+def test_the_trace_comes_back_through_the_checked_loader(tmp_path, capsys):
+    # the drawing child reads what the script's child wrote with Trace.load: a broken file is one line
+    import argparse
+    import re
 
-    def broken(*args, **kwargs):
-        raise events.TraceFormatError("events[0].tensor: integer 99999999999999999999999 is out of range")
+    import autodiff_viz as ad
 
-    monkeypatch.setattr(traces.Trace, "load", classmethod(broken))
-    (tmp_path / "s.py").write_text(SCRIPT)
-    err = []
-    monkeypatch.setattr(sys, "stderr", type("E", (), {"write": lambda self, t: err.append(t),
-                                                      "flush": lambda self: None})())
-    assert cli.main(["graph", str(tmp_path / "s.py"), "-o", str(tmp_path / "g.dot")]) == 1
-    assert _one_line("".join(err), "could not read the trace of")
+    x = ad.Variable(3.0)
+    with ad.trace() as tr:
+        with ad.GradientTape():
+            x * x
+    text = re.sub(r'"tensor":\d+', '"tensor":99999999999999999999999', tr.to_json(), count=1)
+    (tmp_path / "trace.json").write_text(text)
+    args = argparse.Namespace(script="s.py", tape=None)
+    with pytest.raises(cli._Stop) as stop:
+        cli._load(tmp_path, args)
+    assert stop.value.code == 1
+    line = _one_line(capsys.readouterr().err, "could not read the trace of s.py")
+    assert "99999999999999999999999" in line
 
 
 def test_a_script_with_a_syntax_error_gets_its_own_message_only(tmp_path):
@@ -330,3 +335,103 @@ def test_a_script_with_a_syntax_error_gets_its_own_message_only(tmp_path):
     assert proc.returncode == 1
     assert "SyntaxError" in proc.stderr and "cli.py" not in proc.stderr and "runpy" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("autodiff-viz: ")
+
+
+# ---------------------------------------------------------------------------
+# Never writing over an input; one --timeout for the script and its drawing
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("command, name", [("graph", "run.svg"), ("graph", "run.dot"), ("animate", "run.html")])
+def test_an_output_that_is_the_script_itself_is_refused(tmp_path, command, name):
+    script = tmp_path / name
+    script.write_text(SCRIPT + "open('ran.txt', 'w').close()\n")
+    before = script.read_bytes()
+    r = _cli(command, name, "-o", name, cwd=tmp_path)
+    assert r.returncode == 2
+    assert f"will not write {name}: it is an input of this run" in _one_line(r.stderr)
+    assert script.read_bytes() == before
+    assert not (tmp_path / "ran.txt").exists()   # refused before the script runs
+
+
+@posix_only
+def test_an_output_linked_to_the_script_or_to_a_script_argument_is_refused(tmp_path, second):
+    before = second.read_bytes()
+    os.link(second, tmp_path / "hard.dot")
+    (tmp_path / "soft.svg").symlink_to(second)
+    for out in ("hard.dot", "soft.svg"):
+        r = _cli("graph", second, "-o", out, cwd=tmp_path)
+        assert r.returncode == 2 and "(the same file as" in _one_line(r.stderr)
+    (tmp_path / "data.dot").write_text("digraph { a -> b }\n")
+    for extra in (["--", "data.dot"], ["--", "--data=data.dot"]):
+        r = _cli("graph", second, "-o", "data.dot", *extra, cwd=tmp_path)
+        assert r.returncode == 2 and "will not write data.dot" in _one_line(r.stderr)
+    assert second.read_bytes() == before and (tmp_path / "data.dot").read_text() == "digraph { a -> b }\n"
+    assert not (tmp_path / "ran.txt").exists()
+
+
+@pytest.mark.parametrize("command, out", [("graph", "notes.dot"), ("animate", "notes.html")])
+def test_an_output_the_script_read_is_refused_and_left_as_it_was(tmp_path, command, out):
+    # the script opens the file itself (no argument names it): the child reports what it read
+    (tmp_path / out).write_text("my notes\n")
+    (tmp_path / "s.py").write_text(SCRIPT + f"print(open({out!r}).read().strip())\n"
+                                            "open('written.dot', 'w').write('made by the script')\n")
+    one = ["--tape", "1"] if command == "graph" else []   # one file, not notes-T1.dot and notes-T2.dot
+    r = _cli(command, "s.py", "-o", out, *one, cwd=tmp_path)
+    assert r.returncode == 2
+    assert _one_line(r.stderr) == (f"autodiff-viz: will not write {out}: it is an input of this run; "
+                                   "name another output")
+    assert "my notes" in r.stdout   # the script ran
+    assert (tmp_path / out).read_text() == "my notes\n"
+    # a file the script only wrote is not an input: drawing over it is allowed
+    r = _cli("graph", "s.py", "-o", "written.dot", "--tape", "1", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "digraph" in (tmp_path / "written.dot").read_text()
+
+
+def test_arguments_after_a_double_dash_go_to_the_script_wherever_it_stands(tmp_path):
+    (tmp_path / "s.py").write_text(SCRIPT + "import sys\nprint('args', sys.argv[1:])\n")
+    r = _cli("graph", "s.py", "-o", "out.dot", "--tape", "1", "--", "--alpha", "7", "-o", "x", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "args ['--alpha', '7', '-o', 'x']" in r.stdout and (tmp_path / "out.dot").exists()
+    r = _cli("animate", "s.py", "first", "-o", "out.html", "--", "--beta", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "args ['first', '--beta']" in r.stdout
+    r = _cli("tour", tmp_path, "--", "x", cwd=tmp_path)
+    assert r.returncode == 2 and "only graph and animate run one" in _one_line(r.stderr)
+
+
+def _gone(pid, seconds=5.0):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    return False
+
+
+@posix_only
+def test_what_the_script_started_does_not_outlive_a_successful_command(tmp_path):
+    (tmp_path / "spawn.py").write_text(
+        SCRIPT + "import os, subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+        "open('child.pid', 'w').write(str(p.pid))\n")
+    r = _cli("graph", "spawn.py", "-o", "out.dot", "--tape", "1", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert _gone(int((tmp_path / "child.pid").read_text())), "the script's own child outlived the command"
+
+
+@posix_only
+def test_the_timeout_covers_the_drawing_too(tmp_path):
+    # recording 3,000 ops takes a second or two; drawing 3,000 GIF frames takes minutes
+    (tmp_path / "long.py").write_text(
+        "import autodiff_viz as tf\nx = tf.Variable(1.0)\nwith tf.GradientTape() as t:\n    y = x\n"
+        "    for _ in range(3000):\n        y = y * 1.001\nt.gradient(y, x)\nopen('recorded', 'w').close()\n")
+    start = time.monotonic()
+    r = _cli("animate", "long.py", "-o", "long.gif", "--timeout", "25", cwd=tmp_path, timeout=120)
+    took = time.monotonic() - start
+    assert r.returncode == 1 and took < 60
+    line = _one_line(r.stderr)
+    assert line == "autodiff-viz: long.py and its drawing did not finish within 25 s (--timeout); nothing was drawn"
+    assert (tmp_path / "recorded").exists() and not (tmp_path / "long.gif").exists()

@@ -257,3 +257,88 @@ def test_layered_layout_wraps_wide_ranks_and_keeps_constants_by_their_ops():
     step = _layout.NODE_H + 60
     for i in range(m):
         assert out["nodes"][f"op{i}"]["y"] - out["nodes"][f"k{i}"]["y"] == pytest.approx(step)
+
+
+# --- graphs past the budget are folded, before any work on the picture ----------------------------
+def chain_tape(n):
+    x = ad.constant(1.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for i in range(n):
+                y = y * 1.001 if i % 2 == 0 else y + 0.0
+        tape.gradient(y, x)
+    return tr, tape
+
+
+def test_a_chain_past_the_node_budget_is_folded_with_a_visible_note(monkeypatch):
+    tr, tape = chain_tape(2600)   # 5,201 boxes: more than Graphviz's 5,000
+    g = viz.graph(tape)
+    m = g.model
+    assert len(m.nodes) == _graph.FOLD_KEEP + 1 and len(m.nodes) <= _graphviz.MAX_NODES
+    box = next(n for n in m.nodes if n.kind == "scope")
+    assert box.label == "4,201 boxes folded"
+    assert len(box.members) == 2600 - sum(n.kind == "op" for n in m.nodes)   # the folded ops, counted
+    assert set(box.op_types) == {"Mul", "Add"}
+    # the start and the end of the chain stay: the watched input and the target, still marked
+    assert m.nodes[0].label == "x" and m.nodes[0].role == "source" and m.nodes[-1].role == "target"
+    assert "5,201 boxes" in m.remarks[-1] and "4,201 boxes in the middle are folded" in m.remarks[-1]
+    assert "collapse=True" in m.remarks[-1]
+    assert "4,201 boxes folded" in g.source and "5,201 boxes and 5,200 edges" in g.source
+    # every edge still joins two drawn boxes; the chain runs through the folded box
+    ids = {n.id for n in m.nodes}
+    assert all(e.src in ids and e.dst in ids for e in m.edges)
+    assert {e.dst for e in m.edges if e.src == box.id} and {e.src for e in m.edges if e.dst == box.id}
+    # the size check then lets it through: dot is given a graph within the budget
+    assert _graphviz.dot_size(g.source)[0] <= _graphviz.MAX_NODES
+
+
+@needs_dot
+def test_a_folded_chain_is_drawn_with_its_note():
+    import xml.etree.ElementTree as ET
+
+    _, tape = chain_tape(2600)
+    svg = viz.graph(tape).svg()
+    text = " ".join(t.text or "" for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text"))
+    assert "4,201 boxes folded" in text and "more than Graphviz lays out" in text
+
+
+def test_a_loaded_trace_with_one_op_of_many_inputs_finishes_every_view():
+    n = 6000
+    xs = [ad.constant(float(i)) for i in range(n)]
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(xs[0])
+            y = ad.add_n(xs)
+        tape.gradient(y, xs[0])
+    loaded = ad.events.Trace.from_json(tr.to_json())
+    g = viz.graph(loaded)
+    assert len(g.model.nodes) == _graph.FOLD_KEEP + 1   # 6,001 boxes: the middle 5,001 inputs fold into one
+    box = next(nd for nd in g.model.nodes if nd.kind == "scope")
+    assert box.label == "5,001 boxes folded" and box.members == ()   # inputs only, no op
+    assert "0 ops" not in g.source
+    anim = viz.animate(loaded)
+    assert len(anim.data["layout"]["nodes"]) == n + 1 and "layered layout" in anim.data["layout"]["note"]
+    assert anim.to_html().count('"from"') >= n
+
+
+def test_graphs_and_animations_share_one_auto_direction_rule(monkeypatch):
+    tr, tape = chain_tape(4)
+    seen = []
+
+    def rule(size_of, frame):
+        seen.append(frame)
+        return "TB"
+    monkeypatch.setattr(_layout, "auto_rankdir", rule)
+    assert "rankdir=TB" in viz.graph(tape).source
+    assert viz.animate(tr).data["layout"]["rankdir"] == "TB"
+    assert seen == [_layout.SLIDE, _layout.PLAYER]
+
+
+def test_dot_ranks_put_each_input_next_to_its_first_consumer():
+    # a chain a -> b -> c -> d with a constant k into d and the watched x into b
+    ranks = _layout.dot_ranks("abcdkx", [(0, 1), (1, 2), (2, 3), (4, 3), (5, 1)])
+    assert ranks == [0, 1, 2, 3, 2, 0]
+    with pytest.raises(ValueError, match="cycle through node '[ab]'"):
+        _layout.dot_ranks("ab", [(0, 1), (1, 0)])

@@ -315,6 +315,90 @@ def test_small_site_offline_in_chromium(small_site, tmp_path):
 
 
 # ---------------------------------------------------------------------------
+# Hostile markdown: no link or tag of a notebook or README runs a script on the site
+# ---------------------------------------------------------------------------
+HOSTILE = ("[js](javascript:alert('md1')) [JS](JAVASCRIPT:alert('md2')) [tab](jav&#x09;ascript:alert('md3')) "
+           "[data](data:text/html,<script>alert('md4')</script>) [vb](vbscript:msgbox('md5')) "
+           "<a href=\"javascript:alert('raw1')\">raw</a> <a href=\" &#106;avascript:alert('raw2')\">ent</a> "
+           "<a href='#' onclick=\"alert('raw3')\">onclick</a> <script>alert('raw4')</script> "
+           "<img src=x onerror=\"alert('raw5')\"> <svg><script>alert('raw6')</script></svg> "
+           "<iframe srcdoc=\"<script>parent.alert('raw7')</script>\"></iframe> "
+           "<details open ontoggle=\"alert('raw8')\">d</details> <form action=\"javascript:alert('raw9')\">"
+           "<button>go</button></form> <math><mtext><table><mglyph><style><img src=x onerror=alert('raw10')>"
+           "</style></mglyph></table></mtext></math> "
+           "[web](https://example.org/page) [mail](mailto:someone@example.org) [next](02_calm.ipynb)")
+
+
+def _hostile_course(folder: pathlib.Path) -> pathlib.Path:
+    folder.mkdir()
+    _notebook(folder / "01_hostile.ipynb",
+              ("md", "# 1. Hostile <img src=x onerror=\"alert('title')\"> [t](javascript:alert('title2'))\n\n"
+                     + HOSTILE),
+              ("code", "print(6 * 7)"),
+              ("md", "## More\n\n" + HOSTILE))
+    _notebook(folder / "02_calm.ipynb", ("md", "# 2. Calm\n\nNothing here."), ("code", "print(1)"))
+    (folder / "exercises").mkdir()
+    _notebook(folder / "exercises" / "ex1_try.ipynb", ("md", "# Try"), ("code", "pass"))
+    (folder / "README.md").write_text(
+        "| notebook | what it teaches |\n| --- | --- |\n"
+        "| [01_hostile](01_hostile.ipynb) | [sum](javascript:alert('readme1')) "
+        "<img src=x onerror=\"alert('readme2')\"> <a href=\"javascript:alert('readme3')\">a</a> |\n\n"
+        "| exercise | task |\n| --- | --- |\n"
+        "| [ex1_try](exercises/ex1_try.ipynb) | [go](javascript:alert('readme4')) <script>alert('readme5')</script> |\n")
+    return folder
+
+
+def test_markdown_is_sanitized_and_clicking_every_link_runs_no_script(tmp_path):
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    index = lessons.build_site(tmp_path / "site", _hostile_course(tmp_path / "course"))
+    site = index.parent
+    pages = [index, site / "01_hostile.html", site / "02_calm.html"]
+    for path in pages:   # in the files themselves: no live script link, no script or handler from markdown
+        text = path.read_text()
+        # (inside real tags: the same words escaped into text are harmless and expected)
+        assert not re.search(r'<[^<>]*\b(?:href|src|action)\s*=\s*["\']?\s*(?:javascript|vbscript|data:text)',
+                             text, re.I)
+        assert not re.search(r"<[^<>]*\bon(?:error|click|toggle|load)\s*=", text, re.I)
+        assert "alert('raw4')</script>" not in text and "<iframe" not in text
+    hostile = (site / "01_hostile.html").read_text()
+    assert hostile.count('href="https://example.org/page"') == 2 and 'href="mailto:someone@example.org"' in hostile
+    assert 'href="02_calm.html"' in hostile   # a relative link to a lesson still goes to its page
+    assert "&lt;script&gt;alert('raw4')&lt;/script&gt;" in hostile   # raw HTML shows as text
+    dialogs, clicked = [], 0
+    with sync_playwright() as p:
+        browser = launch(p)
+        context = browser.new_context(viewport={"width": 1200, "height": 900})
+        # local files only (a click on a web link is refused, not sent); every page, popups too, reports dialogs
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:"))
+                      else r.abort())
+        context.on("page", lambda pg: pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss())))
+        for path in pages:
+            page = context.new_page()
+            page.goto(path.as_uri())
+            hrefs = page.evaluate("Array.from(document.querySelectorAll('a')).map(a => a.getAttribute('href'))")
+            assert not [h for h in hrefs if h and re.match(r"\s*(javascript|vbscript|data):", h, re.I)]
+            inline = page.evaluate("""Array.from(document.querySelectorAll('.jp-MarkdownCell *, li *, li'))
+                .flatMap(el => Array.from(el.attributes).map(a => a.name)).filter(n => n.startsWith('on'))""")
+            assert inline == []
+            assert page.evaluate("document.querySelectorAll('.jp-MarkdownCell script, iframe, form').length") == 0
+            page.wait_for_timeout(200)   # the images and the details of the hostile markdown had their chance
+            page.close()
+            for i in range(len(hrefs)):   # every link, each clicked on a freshly opened page
+                page = context.new_page()
+                page.goto(path.as_uri())
+                page.evaluate("i => document.querySelectorAll('a')[i].click()", i)
+                page.wait_for_timeout(100)
+                clicked += 1
+                page.close()
+        context.close()
+        browser.close()
+    assert clicked >= 30
+    assert dialogs == []
+
+
+# ---------------------------------------------------------------------------
 # The real course: every tutorial runs, every page opens offline
 # ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")

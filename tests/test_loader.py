@@ -169,3 +169,36 @@ def test_load_missing_file_and_bad_bytes(tmp_path):
     good = tmp_path / "good.json"
     ad.Trace.from_json(_doc(_watch())).save(good)
     assert len(ad.Trace.load(good)) == 1
+
+
+# ---------------------------------------------------------------------------
+# Whatever strings a loaded trace holds, the DOT made from it is valid for Graphviz
+# ---------------------------------------------------------------------------
+STRANGE = ["a${x}b", "${a}/\"b\"/\udfff", 'q"uote', "q'uote", "\ud800lone", "\udfff", "/lead", "a//b", "trail/",
+           "back\\slash", "x\\", "\\N{x} \\G \\E \\T \\L", "a\nb", "<b>x</b>", "\u200b", "a\x07b", ""]
+
+
+@pytest.mark.parametrize("text", STRANGE, ids=[ascii(s) for s in STRANGE])
+def test_loaded_scopes_and_names_make_dot_that_graphviz_parses(text):
+    import shutil
+    import xml.etree.ElementTree as ET
+
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed")
+    doc = _doc(_watch(tensor=1, name=text or None, variable=True, trainable=True, auto=True,
+                      value=_summary(shape=[], size=1, min=3.0, max=3.0, mean=3.0, head=[3.0])),
+               _op(seq=1, scope=text, value=_summary(shape=[], size=1, min=9.0, max=9.0, mean=9.0, head=[9.0])),
+               _op(seq=2, node=2, op_type="Sin", name="Sin", scope=text + "/inner", inputs=[2], output=3,
+                   in_shapes=[[]], in_dtypes=["float32"], in_names=[None], in_values=[None], in_labels=[None],
+                   formula="sin(a)", partials=["cos(a)"]))
+    tr = ad.Trace.from_json(doc)
+    assert tr.events[1].scope == text   # loaded as it was written
+    for collapse in (False, True):
+        g = ad.viz.graph(tr, collapse=collapse, names=False)
+        svg = g.svg()   # dot ran: a syntax error would be GraphvizFailed
+        labels = [t.text or "" for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")]
+        assert "= 3.0" in labels   # the variable's value
+        if not collapse:
+            assert "= 9.0" in labels and "Sin" in labels   # the Mul's value, 3 * 3, and the op after it
+        elif text.strip("/"):
+            assert "2 ops: Mul, Sin" in labels   # both ops folded into their scope's box

@@ -76,3 +76,68 @@ def test_plot_derivatives_legend_sits_beside_the_axes_not_on_a_curve():
     assert legend_box.x0 >= ax.get_window_extent(renderer).x1     # right of the plotting area
     assert legend_box.x1 <= fig.bbox.x1 + 1                       # and still inside the saved figure
     plt.close(fig)
+
+
+# ---------------------------------------------------------------------------
+# Wrong arguments: one clear error naming the function, the argument and the value
+# ---------------------------------------------------------------------------
+def _square_tape():
+    x = ad.Variable(3.0, name="x")
+    with ad.GradientTape() as t:
+        y = x * x
+    t.gradient(y, x)
+    return t
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda a, t: a.save("never.gif", fps=0), ValueError, "Animation.save: fps must be above 0 and at most 100, got 0"),
+    (lambda a, t: a.save("never.gif", fps=-1), ValueError, "Animation.save: fps must be above 0 and at most 100, got -1"),
+    (lambda a, t: a.save("never.gif", fps=float("nan")), ValueError, "fps must be above 0 and at most 100, got nan"),
+    (lambda a, t: a.save("never.gif", fps="fast"), TypeError, "Animation.save: fps must be a number, got str 'fast'"),
+    (lambda a, t: a.save("never.gif", dpi=10 ** 5), ValueError,
+     "Animation.save: dpi must be a whole number from 10 to 400, got 100000"),
+    (lambda a, t: a.frame(0, dpi=0), ValueError, "Animation.frame: dpi must be a whole number from 10 to 400, got 0"),
+    (lambda a, t: ad.viz.animate(lambda u: u * u, 2.0, vary=5), ValueError,
+     "animate: vary must be a whole number from 0 to 0, got 5"),
+    (lambda a, t: ad.viz.animate(lambda u: u * u, 2.0, vary="w"), ValueError,
+     "animate: vary='w' is not an input of the function (its inputs: u)"),
+    (lambda a, t: ad.viz.animate(lambda u: u * u, 2.0, vary=0.5), TypeError, "animate: vary must be a whole number"),
+    (lambda a, t: ad.viz.graph(t, digits=-1), ValueError, "graph: digits must be a whole number from 1 to 17, got -1"),
+    (lambda a, t: ad.viz.graph(t, digits=2.5), TypeError, "graph: digits must be a whole number from 1 to 17, got float"),
+    (lambda a, t: ad.viz.explore(5), TypeError, "explore: f must be a function (such as lambda x: x ** 2), got int 5"),
+    (lambda a, t: ad.viz.explore(lambda u: u, points=10 ** 9), ValueError,
+     "explore: points must be a whole number from 2 to 20001, got 1000000000"),
+    (lambda a, t: ad.viz.explore(lambda u, w: u * w, resolution=100000), ValueError,
+     "explore: resolution must be a whole number from 2 to 400, got 100000"),
+    (lambda a, t: ad.viz.plot_fd_error(5), TypeError, "plot_fd_error: f must be a function"),
+    (lambda a, t: ad.viz.plot_derivatives(ad.sin, order=1.5), TypeError,
+     "plot_derivatives: order must be a whole number from 0 to 12, got float 1.5"),
+    (lambda a, t: ad.viz.plot_derivatives(ad.sin, order=-1), ValueError,
+     "plot_derivatives: order must be a whole number from 0 to 12, got -1"),
+    (lambda a, t: ad.viz.plot_derivatives("sin"), TypeError, "plot_derivatives: f must be a function (such as lambda x: x ** 2), got str 'sin'"),
+])
+def test_wrong_arguments_name_function_argument_and_value(tmp_path, monkeypatch, call, error, words):
+    monkeypatch.chdir(tmp_path)
+    anim = ad.viz.animate(lambda u: u * u, 2.0)
+    with pytest.raises(error) as info:
+        call(anim, _square_tape())
+    assert words in str(info.value)
+    assert not list(tmp_path.iterdir())   # refused before anything was written
+
+
+def test_arguments_at_the_bounds_are_accepted(tmp_path):
+    pytest.importorskip("PIL")
+    from PIL import Image
+
+    anim = ad.viz.animate(lambda u: u * u, 2.0)
+    gif = anim.save(tmp_path / "a.gif", fps=100, dpi=10)
+    assert Image.open(gif).info["duration"] == 10   # 1/100 s a frame
+    x = ad.Variable(3.0, name="x")
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            y = x * x
+        t.gradient(y, x)
+    g = ad.viz.graph(tr, digits=17)
+    assert "= 9.0" in g.source and "∂ 6.0" in g.source   # d(x*x)/dx at 3
+    e = ad.viz.explore(lambda u, w: u * w, resolution=2, arrows=2, starts=1, iterations=1)
+    assert e.data["mode"] == "2d"

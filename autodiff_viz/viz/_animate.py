@@ -31,6 +31,8 @@ from .run import linked as _linked
 from .model import graph as _model
 from .model import source as _source
 from .model import story as _story
+from .text import arguments as A
+from .text import labels as L
 
 
 class Animation:
@@ -105,6 +107,7 @@ class Animation:
         """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given)."""
         from .draw.frames import FrameRenderer
 
+        dpi = A.whole("Animation.frame", "dpi", dpi, low=A.MIN_DPI, high=A.MAX_DPI)
         r = FrameRenderer(self.data, dpi=dpi)
         r.draw(i)
         if path is not None:
@@ -112,8 +115,13 @@ class Animation:
         return r.fig
 
     def save(self, path, fps: float = 1.0, dpi: int = 100) -> str:
-        """Write ``.html`` (self-contained player), ``.gif`` (one frame per step) or ``.mp4``."""
+        """Write ``.html`` (self-contained player), ``.gif`` (one frame per step) or ``.mp4``.
+
+        ``fps``: steps per second of a movie, above 0 and at most 100; ``dpi``: from 10 to 400.
+        """
         path = os.fspath(path)
+        fps = A.number("Animation.save", "fps", fps, above=0, high=A.MAX_FPS)
+        dpi = A.whole("Animation.save", "dpi", dpi, low=A.MIN_DPI, high=A.MAX_DPI)
         ext = os.path.splitext(path)[1].lower()
         if ext in (".html", ".htm"):
             with open(path, "w", encoding="utf-8") as fh:
@@ -146,9 +154,10 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     ``graph``), and ``names=False`` uses none.  For a function, ``names`` is a
     list of its inputs' labels (default: its parameter names).
     ``rankdir`` is ``"LR"`` (left to right), ``"TB"`` (top to bottom) or
-    ``"auto"``: top to bottom for long chains (more than 8 ranks), such as a
-    training step, so they fit a page; the player, the HTML page and the
-    GIF/MP4 frames all use this one layout.
+    ``"auto"``: whichever shows the graph larger in the player (the rule
+    ``graph`` follows for a slide), so long chains such as a training step
+    run down the page; the player, the HTML page and the GIF/MP4 frames all
+    use this one layout.
 
     >>> import autodiff_viz as ad
     >>> anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
@@ -194,6 +203,18 @@ def _input_labels(f, n, names):
     return [_model.input_letter(i) for i in range(n)]
 
 
+def _which_input(vary, labels) -> int:
+    """The position of input ``vary`` (its position or its label) among ``labels``."""
+    if vary is None:
+        return 0
+    if isinstance(vary, str):
+        if vary not in labels:
+            raise ValueError(f"animate: vary={L.shorten(repr(vary))} is not an input of the function "
+                             f"(its inputs: {', '.join(labels)})")
+        return labels.index(vary)
+    return A.whole("animate", "vary", vary, low=0, high=len(labels) - 1)
+
+
 def _animate_function(f, args, names, title, rankdir, vary, span, points, linked):
     import autodiff_viz as ad  # noqa: PLC0415  (the public API's dtype, as a user would name it)
 
@@ -202,7 +223,7 @@ def _animate_function(f, args, names, title, rankdir, vary, span, points, linked
     labels = _input_labels(f, len(args), names)
     story, _, _, _ = _linked.story_of_run(f, args, labels, ad.float64, title, details=True)
     _lay_out(story, rankdir)
-    vary = 0 if vary is None else (labels.index(vary) if isinstance(vary, str) else int(vary))
+    vary = _which_input(vary, labels)
     scalar = np.ndim(args[vary]) == 0
     if linked is None:
         linked = scalar and len(story["nodes"]) <= 40

@@ -8,8 +8,11 @@ Rendering choices:
   show graphs without a system install.
 - PNG and PDF need the ``dot`` program; without it the error says how to
   install it.
-- Graphviz runs within a budget (``_graphviz.run_dot``): a graph too big for
-  it raises ``LayoutBudgetExceeded``, saying what to draw instead.
+- Graphviz runs within a budget (``_graphviz.run_dot``): a graph with more
+  boxes or edges than it lays out in time is folded before any work on its
+  picture (its first and last ops drawn, the middle one box, a note under it);
+  a graph past the budget otherwise (one value feeding ops far apart) raises
+  ``LayoutBudgetExceeded`` at once, saying what to draw instead.
 """
 from __future__ import annotations
 
@@ -19,11 +22,21 @@ import pathlib
 from .draw import dot as _dot
 from .model import graph as _model
 from .model import source as _source
+from .text import arguments as A
 # Graphviz is run in one place, with a budget; these names stay importable from here.
 from .draw.graphviz import (  # noqa: F401
     INSTALL_HELP, GraphvizFailed, GraphvizNotFound, LayoutBudgetExceeded, _plain_labels, run_dot,
 )
 from .draw.graphviz import _dot_binary  # noqa: F401  (tests replace it here to simulate a missing dot)
+from .draw.graphviz import MAX_EDGES, MAX_NODES
+
+# Boxes a folded graph keeps (half from its start, half from its end): dot lays out a chain of this
+# many labelled boxes in about 2 s on an idle 2-core machine (4,000 take 14 s).
+FOLD_KEEP = 1_000
+FOLD_NOTE = ("This graph has {total:,} boxes and {edges:,} edges, more than Graphviz lays out within its budget "
+             "({max_nodes:,} boxes, {max_edges:,} edges): the {{folded:,}} boxes in the middle are folded into "
+             "one. To see them, draw less: collapse=True folds name scopes (and Modules) into one box each; "
+             "target= and sources= keep only the path between them.")
 
 
 def render(source: str, fmt: str = "svg", **limits) -> bytes:
@@ -185,7 +198,10 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     whichever fills a 16:9 slide larger; ``"LR"``, ``"TB"``, ``"RL"``, ``"BT"``
     force one.  A graph too big for a slide is drawn at its own size; inline
     its SVG shrinks to the width of the notebook cell (draw less with
-    ``collapse=True`` or ``target=``/``sources=``).
+    ``collapse=True`` or ``target=``/``sources=``).  A graph of more than
+    5,000 boxes (or 10,000 edges), which Graphviz cannot lay out in time, is
+    drawn folded: its first and last 500 boxes, one box for the middle, and
+    a note that says so.
 
     >>> import autodiff_viz as ad
     >>> x = ad.Variable(3.0, name="x")
@@ -197,6 +213,7 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     >>> [n.label for n in g.model.nodes]  # x's own name, y from this code's variables
     ['x', 'y']
     """
+    digits = A.whole("graph", "digits", digits, low=1, high=17)
     found = _source.events_of(source, tape)
     target_ids = _source.ids(target)
     source_ids = _source.ids(sources)
@@ -208,6 +225,9 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
                          prune=prune, collapse=collapse, names=labels, traced=found.traced)
     if mark is not None:
         _mark(model, mark)
+    if len(model.nodes) > MAX_NODES or len(model.edges) > MAX_EDGES:  # checked before any drawing work
+        _model.fold_middle(model, FOLD_KEEP, FOLD_NOTE.format(total=len(model.nodes), edges=len(model.edges),
+                                                              max_nodes=MAX_NODES, max_edges=MAX_EDGES))
     return draw(model, rankdir=rankdir, legend=legend, values=values, digits=digits, title=title,
                 mark_legend=mark_legend, detail=detail)
 

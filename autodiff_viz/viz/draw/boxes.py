@@ -33,6 +33,19 @@ def esc(text, limit: int = L.LINE_LIMIT, where: str = "middle") -> str:
     return L.for_dot_html(text, limit, where=where)
 
 
+def esc_name(text) -> str:
+    """A name in bold or italics (a box's title, a scope's label): :func:`esc`, and never empty.
+
+    Graphviz refuses an empty ``<b></b>`` or ``<i></i>``; a name that cleans
+    to nothing (``""``, a lone surrogate, the empty part of ``"a//b"`` in a
+    loaded trace's scope) is drawn as ``(no name)``.
+
+    >>> esc_name("<x>"), esc_name(chr(0xDFFF))
+    ('&lt;x&gt;', '(no name)')
+    """
+    return esc(text) or "(no name)"
+
+
 def within(rows: list, budget: int, more) -> list:
     """The first rows whose total length stays within ``budget``, then ``more(n_left_out)``."""
     out, used = [], 0
@@ -67,10 +80,11 @@ def label(w, n: M.Node) -> str:
     sub = DIM if dim else GREY
     small = f'<font point-size="9" color="{sub}">'
     if n.kind == M.SCOPE:
-        rows.append(f"<b>{esc(n.label)}</b>")
+        rows.append(f"<b>{esc_name(n.label)}</b>")
         types = ", ".join(L.shorten(L.clean(t), 24) for t in n.op_types[:4])
         types = esc(types + (", …" if len(n.op_types) > 4 else ""), where="end")
-        rows.append(f"{small}{len(n.members)} ops: {types}</font>")
+        if n.members:  # a folded middle may hold only inputs
+            rows.append(f"{small}{len(n.members)} ops: {types}</font>")
         shape = meta(w, n)
         if shape:
             rows.append(f"{small}out {esc(shape, L.TITLE_LIMIT)}</font>")
@@ -78,7 +92,7 @@ def label(w, n: M.Node) -> str:
         rows.append('<b>left the package</b>')
         rows.append('<font point-size="9">np.asarray: the tape stops here</font>')
     else:
-        title = f"<b>{'✗ ' if n.broken else ''}{esc(n.label)}</b>"
+        title = f"<b>{'✗ ' if n.broken else ''}{esc_name(n.label)}</b>"
         if n.kind in (M.OP, M.SKIPPED) and n.op and n.op != n.label:  # the user's name, then the op
             title += f'<font color="{sub}">{NBSP}· {esc(n.op)}</font>'
         if n.kind == M.SKIPPED:

@@ -12,7 +12,7 @@ watched, and which tapes recorded each op.
 
 ``rankdir="auto"`` picks the direction (left to right or top to bottom) in
 which the picture, fitted into a 16:9 slide, is drawn larger (see
-:func:`choose_rankdir`).
+:func:`choose_rankdir`; animations follow the same rule).
 
 Every piece of text (variable names, scopes, notes, the title, values, the
 legend) goes through :mod:`._labels`: cleaned, shortened and escaped into an
@@ -43,7 +43,7 @@ from ..model import graph as M
 from . import boxes as B
 from . import legend as _legend
 from . import look as _look
-from .boxes import LEFT, esc, fmt_value, within as _within
+from .boxes import LEFT, esc, esc_name, fmt_value, within as _within
 from .look import DIM, FONT_FAMILY, GREY, LIGHT_GREY, LOOKS, PALETTE, TINT as _TINT
 
 ORANGE, VERMILLION, PURPLE, BLACK = (PALETTE[c] for c in ("orange", "vermillion", "purple", "black"))
@@ -64,7 +64,6 @@ DETAILS = ("classroom", "full")
 REMARKS_BUDGET = 7_000
 TITLE_LINES = 4  # a title keeps at most this many of its own lines
 MAX_SCOPE_DEPTH = 12  # deeper name scopes share the innermost cluster (its label holds the rest of the path)
-SLIDE = (16.0, 9.0)  # the shape rankdir="auto" fits a picture into
 NODESEP, RANKSEP = 0.25 * 72, 0.35 * 72  # points, as written into the DOT text below
 LEGEND_MIN_WIDTH = 600.0  # points: a legend may be this wide even above a narrow graph
 EDGE_LABEL_MAX = 2  # arrows carry the gradient they sent when it has at most this many values
@@ -111,6 +110,7 @@ class _Writer:
         self.mark_legend = "where the gradient path breaks"
         self.present: set = set()      # legend keys the picture uses
         self.edge_labels = False       # some arrow carries a gradient
+        self._layers = None            # the boxes' sizes by rank, once (see _graph_size)
 
     def out(self, line, depth=1):
         self.lines.append("  " * depth + line)
@@ -176,15 +176,27 @@ class _Writer:
     def choose(self, rows, entries):
         """``(rankdir, graph width)`` for ``rankdir="auto"``; see :func:`choose_rankdir`."""
         head_w, head_h = _text_size("<br/>".join(rows), 12) if rows else (0.0, 0.0)
-        best = None
-        for direction in ("LR", "TB"):
+
+        def size_of(direction):
             w, h = _graph_size(self, direction)
             lw, lh = _legend_size(entries, _legend_columns(entries, w)) if entries else (0.0, 0.0)
-            total_w, total_h = max(w, head_w, lw), h + head_h + lh
-            scale = min(SLIDE[0] / total_w, SLIDE[1] / total_h) if total_w and total_h else 1.0
-            if best is None or scale > best[0] * 1.05:  # top to bottom only when clearly larger
-                best = (scale, direction, w)
-        return best[1], best[2]
+            return max(w, head_w, lw), h + head_h + lh
+
+        direction = _layout.auto_rankdir(size_of, _layout.SLIDE)
+        return direction, _graph_size(self, direction)[0]
+
+    def layers(self) -> list:
+        """The boxes' estimated ``(width, height)``, one list per rank as dot forms them (computed once)."""
+        if self._layers is None:
+            m = self.m
+            index = {n.id: i for i, n in enumerate(m.nodes)}
+            ranks = _layout.dot_ranks([n.id for n in m.nodes], [(index[e.src], index[e.dst]) for e in m.edges])
+            by_rank: dict = {}
+            for n, r in zip(m.nodes, ranks):
+                w, h = _text_size(self.nodes[n.id][1])
+                by_rank.setdefault(r, []).append((max(54.0, w + 14), max(36.0, h + 8)))
+            self._layers = [by_rank[r] for r in sorted(by_rank)]
+        return self._layers
 
     def title(self) -> str:
         tapes = self.m.tapes if self.m.selected_tape is None else [t for t in self.m.tapes
@@ -266,7 +278,7 @@ class _Writer:
             cid = f"cluster_s{len(self.lines)}"  # unique and deterministic: the line number
             dimmed = all(n.dimmed for n in _all_nodes(sub))
             self.out(f"subgraph {cid} {{", depth)
-            self.out(f'label=<<i>{esc(name)}</i>>; style="rounded,filled"; fillcolor="#F7F7F7"; '
+            self.out(f'label=<<i>{esc_name(name)}</i>>; style="rounded,filled"; fillcolor="#F7F7F7"; '
                      f'color="{DIM if dimmed else GREY}"; fontcolor="{DIM if dimmed else GREY}";', depth + 1)
             for n in sub.get(None, []):
                 self.out(self.nodes[n.id][0], depth + 1)
@@ -382,45 +394,28 @@ def _text_size(label: str, size: float = 11.0):
 def _graph_size(writer: _Writer, rankdir: str):
     """Estimated ``(width, height)`` in points of the nodes and edges laid out in ``rankdir``.
 
-    Ranks as Graphviz forms them: the longest path from the leaves, with each
-    leaf moved next to its first consumer.  Calibrated on the tour's graphs:
-    within about 20% of what ``dot`` draws.
+    Ranks as Graphviz forms them (:func:`._layout.dot_ranks`), linear in the
+    size of the graph.  Calibrated on the tour's graphs: within about 20% of
+    what ``dot`` draws.
     """
-    m = writer.m
-    if not m.nodes:
+    layers = writer.layers()
+    if not layers:
         return 0.0, 0.0
-    sizes = {}
-    for n in m.nodes:
-        w, h = _text_size(writer.nodes[n.id][1])
-        sizes[n.id] = (max(54.0, w + 14), max(36.0, h + 8))
-    story = {"nodes": [{"id": n.id} for n in m.nodes], "edges": [{"from": e.src, "to": e.dst} for e in m.edges]}
-    rank = _layout._ranks(story)
-    has_input = {e.dst for e in m.edges}
-    for n in m.nodes:
-        after = [rank[e.dst] for e in m.edges if e.src == n.id]
-        if n.id not in has_input and after:
-            rank[n.id] = min(after) - 1
-    layers: dict = {}
-    for nid, r in rank.items():
-        layers.setdefault(r, []).append(sizes[nid])
-    gap = RANKSEP + (40.0 if writer.edge_labels else 0.0)
-    if rankdir in ("LR", "RL"):
-        width = sum(max(w for w, _ in layer) for layer in layers.values()) + gap * (len(layers) - 1)
-        height = max(sum(h for _, h in layer) + NODESEP * (len(layer) - 1) for layer in layers.values()) * SPREAD
-    else:
-        width = max(sum(w for w, _ in layer) + NODESEP * (len(layer) - 1) for layer in layers.values()) * SPREAD
-        height = sum(max(h for _, h in layer) for layer in layers.values()) + RANKSEP * (len(layers) - 1)
+    gap = RANKSEP + (40.0 if writer.edge_labels and rankdir in ("LR", "RL") else 0.0)
+    width, height = _layout.extent(layers, rankdir, NODESEP, gap, SPREAD)
     return width + PAD, height + PAD
 
 
 def choose_rankdir(model: M.GraphModel, legend: bool = True, detail: str = "classroom") -> str:
     """The direction ``rankdir="auto"`` draws ``model`` in: ``"LR"`` or ``"TB"``.
 
-    Both layouts are estimated from the labels' text (no Graphviz run) and
-    each is fitted into a 16:9 slide, title and legend included; top to bottom
-    is chosen when it comes out clearly larger (by more than 5%), so long
-    chains such as a training step run down the page and short graphs stay
-    left to right.  A graph too large for a slide either way is still drawn:
+    Both layouts are estimated from the labels' text (no Graphviz run, linear
+    in the size of the graph) and each is fitted into a 16:9 slide
+    (:data:`._layout.SLIDE`), title and legend included, never enlarged; top
+    to bottom is chosen when it comes out clearly larger (by more than 5%), so
+    long chains such as a training step run down the page and short graphs
+    stay left to right (:func:`._layout.auto_rankdir`, the rule animations
+    follow too).  A graph too large for a slide either way is still drawn:
     at its own size in a file, scaled to the width of a notebook cell.
     """
     return re.search(r"rankdir=(\w+)", to_dot(model, legend=legend, detail=detail)).group(1)

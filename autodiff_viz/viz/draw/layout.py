@@ -14,8 +14,12 @@ import math
 from . import graphviz as _graphviz
 
 NODE_W, NODE_H = 150.0, 78.0  # points; room for the three lines of text every step shows
+NODESEP, RANKSEP = 0.35 * 72, 0.55 * 72  # points, as written into the animation's DOT text
 
-MAX_LR_RANKS = 8  # longer chains than this are laid out top to bottom by ``rankdir="auto"``
+# What ``rankdir="auto"`` fits a picture into (points; a picture is never enlarged past its own size):
+SLIDE = (960.0, 540.0)    # a 16:9 slide (13.33 x 7.5 in): static graphs
+PLAYER = (880.0, 620.0)   # the player's graph pane, beside its text, in a 1280x800 window: animations
+CLEARLY = 1.05            # top to bottom only when it comes out this much larger
 
 # Wall-clock limit for the animation's one dot run.  Shorter than the static graph's: a fallback
 # exists.  Its boxes have no text: a chain of 5,000 boxes (the node limit) takes 3 s on an idle
@@ -31,9 +35,9 @@ def layout(story: dict, rankdir: str = "auto", *, timeout: float | None = DOT_TI
     """Positions for every node and a path for every edge, from one ``dot -Tjson`` run.
 
     ``rankdir`` is ``"LR"`` (left to right), ``"TB"`` (top to bottom) or
-    ``"auto"``: top to bottom when the graph has more than ``MAX_LR_RANKS``
-    ranks (a long chain, such as a training step, would be a wide strip),
-    left to right otherwise.  The chosen direction is stored as
+    ``"auto"``: the rule static graphs follow too (:func:`auto_rankdir`), with
+    the player's graph pane as the frame, so a long chain such as a training
+    step runs down the page.  The chosen direction is stored as
     ``layout["rankdir"]``.
 
     ``timeout`` (seconds) and ``limits`` (``memory=``, ``max_nodes=``,
@@ -132,19 +136,85 @@ def _ranks(story) -> dict:
     if len(order) < len(ids):
         node = ids[_cycle_node(len(ids), pairs, order)]
         raise ValueError(f"the storyboard's graph has a cycle through node {node!r}: it cannot be laid out")
-    rank = [0] * len(ids)
+    return dict(zip(ids, _longest_paths(len(ids), order, out)))
+
+
+def _longest_paths(n: int, order, out) -> list[int]:
+    """The length of the longest path reaching each node, along a topological ``order``."""
+    rank = [0] * n
     for a in order:
         for b in out[a]:
             if rank[b] < rank[a] + 1:
                 rank[b] = rank[a] + 1
-    return dict(zip(ids, rank))
+    return rank
+
+
+def dot_ranks(ids, pairs) -> list[int]:
+    """Each node's rank as ``dot`` forms it, estimated in linear time: the longest path from a leaf,
+    then each leaf (a node without inputs) moved next to its first consumer.
+
+    ``ids``: the nodes' names; ``pairs``: edges as ``(from, to)`` positions in
+    ``ids``.  Raises ``ValueError`` naming a node on a cycle.
+
+    >>> dot_ranks("abcd", [(0, 1), (1, 2), (3, 2)])  # the leaf d sits just before the op that uses it
+    [0, 1, 2, 1]
+    """
+    n = len(ids)
+    order, out, n_in = _topological(n, pairs)
+    if len(order) < n:
+        node = ids[_cycle_node(n, pairs, order)]
+        raise ValueError(f"the graph has a cycle through node {node!r}: it cannot be laid out")
+    rank = _longest_paths(n, order, out)
+    for a in range(n):
+        if not n_in[a] and out[a]:
+            rank[a] = min(rank[b] for b in out[a]) - 1
+    return rank
+
+
+def extent(layers, rankdir: str, nodesep: float, ranksep: float, spread: float = 1.0) -> tuple[float, float]:
+    """Estimated ``(width, height)`` in points of boxes laid out in ranks (``layers``: one list of
+    ``(width, height)`` per rank, in order) along ``rankdir``; ``spread``: how much wider than its boxes
+    a rank comes out."""
+    if not layers:
+        return 0.0, 0.0
+    along = [max((w if rankdir in ("LR", "RL") else h) for w, h in layer) for layer in layers]
+    across = [sum((h if rankdir in ("LR", "RL") else w) for w, h in layer) + nodesep * (len(layer) - 1)
+              for layer in layers]
+    length, breadth = sum(along) + ranksep * (len(layers) - 1), max(across) * spread
+    return (length, breadth) if rankdir in ("LR", "RL") else (breadth, length)
+
+
+def auto_rankdir(size_of, frame) -> str:
+    """The one rule of ``rankdir="auto"``, for static graphs and animations: ``"LR"`` or ``"TB"``.
+
+    ``size_of(direction)``: the picture's estimated ``(width, height)`` in
+    points laid out ``"LR"`` or ``"TB"``; ``frame``: ``(width, height)`` of
+    what shows it (:data:`SLIDE`, :data:`PLAYER`).  Each is fitted into the
+    frame, never enlarged; top to bottom is chosen when it comes out clearly
+    larger (by :data:`CLEARLY`), so long chains run down the page and a graph
+    that fits either way stays left to right.
+
+    >>> auto_rankdir({"LR": (3000.0, 80.0), "TB": (150.0, 1500.0)}.get, SLIDE)
+    'TB'
+    >>> auto_rankdir({"LR": (400.0, 80.0), "TB": (150.0, 300.0)}.get, SLIDE)
+    'LR'
+    """
+    scale = {}
+    for direction in ("LR", "TB"):
+        w, h = size_of(direction)
+        scale[direction] = min(frame[0] / w, frame[1] / h, 1.0) if w > 0 and h > 0 else 1.0
+    return "TB" if scale["TB"] > scale["LR"] * CLEARLY else "LR"
 
 
 def _resolve_rankdir(story, rankdir) -> str:
     choice = str(rankdir).upper()
     if choice == "AUTO":
-        n_ranks = 1 + max(_ranks(story).values(), default=0)
-        return "TB" if n_ranks > MAX_LR_RANKS else "LR"
+        ids, _index, pairs = _graph_of(story)
+        layers: dict[int, list] = {}
+        for r in dot_ranks(ids, pairs):
+            layers.setdefault(r, []).append((NODE_W, NODE_H))
+        ranked = [layers[r] for r in sorted(layers)]
+        return auto_rankdir(lambda d: extent(ranked, d, NODESEP, RANKSEP), PLAYER)
     if choice not in ("LR", "TB"):
         raise ValueError(f"rankdir must be 'auto', 'LR' or 'TB', not {rankdir!r}")
     return choice
@@ -152,7 +222,7 @@ def _resolve_rankdir(story, rankdir) -> str:
 
 def _dot_source(story, rankdir):
     w, h = NODE_W / 72.0, NODE_H / 72.0
-    lines = ["digraph G {", f"  rankdir={rankdir}; nodesep=0.35; ranksep=0.55;",
+    lines = ["digraph G {", f"  rankdir={rankdir}; nodesep={NODESEP / 72:g}; ranksep={RANKSEP / 72:g};",
              f'  node [shape=box, fixedsize=true, width={w:.3f}, height={h:.3f}, label=""];']
     for n in story["nodes"]:
         lines.append(f'  "{n["id"]}";')
@@ -165,6 +235,8 @@ def _dot_source(story, rankdir):
 def _dot_layout(story, rankdir, **limits):
     ids, _index, pairs = _graph_of(story)
     size = (len(ids), len(pairs), _graphviz._span(len(ids), pairs))
+    # refused before its DOT text is even written (run_dot checks again, as it does for every caller)
+    _graphviz.check_size(*size, **{k: v for k, v in limits.items() if k in ("max_nodes", "max_edges", "max_span")})
     out = _graphviz.run_dot(_dot_source(story, rankdir), "json", size=size, wasm=False, **limits)
     data = json.loads(out)
     x0, y0, x1, y1 = (float(v) for v in data["bb"].split(","))
@@ -205,11 +277,7 @@ def _layered_layout(story, rankdir):
     order, out, n_in = _topological(n, pairs)
     if len(order) < n:
         _ranks(story)  # raises, naming a node on the cycle
-    rank = [0] * n
-    for a in order:
-        for b in out[a]:
-            if rank[b] < rank[a] + 1:
-                rank[b] = rank[a] + 1
+    rank = _longest_paths(n, order, out)
     for a in reversed(order):
         if out[a] and len(out[a]) >= n_in[a]:
             rank[a] = min(rank[b] for b in out[a]) - 1

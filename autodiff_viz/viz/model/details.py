@@ -91,13 +91,16 @@ def node_details(model: M.GraphModel) -> dict:
             inputs.setdefault(e.dst, []).append(e)
     gradients = {(g.tape, g.call): g for g in model.gradients}
     labels = [_name(n.label) for n in nodes]
+    by_raw: dict = {}   # as model.node_for, once for all nodes
+    for n in nodes:
+        if n.kind != M.NUMPY:
+            by_raw.setdefault(n._raw, n)
+    said: dict = {}   # one text per gradient call, however many nodes it reached
 
     def of_call(key):
-        g = gradients.get(key)
-        if g is None:
-            return call_name(key)
-        targets = [labels[index[n.id]] for t in g.targets if (n := model.node_for(t)) is not None]
-        return f"{call_name(key)} ({g.method} of {', '.join(targets) or 'a tensor not shown'})"
+        if key not in said:
+            said[key] = _call_text(key, gradients.get(key), by_raw, index, labels)
+        return said[key]
 
     out = []
     for n in nodes:
@@ -123,6 +126,13 @@ def node_details(model: M.GraphModel) -> dict:
             sections.append(["notes", [L.shorten(L.clean(t), L.TITLE_LIMIT, "end") for t in n.notes]])
         out.append(sections)
     return {"heads": HEADS, "nodes": out}
+
+
+def _call_text(key, g, by_raw, index, labels) -> str:
+    if g is None:
+        return call_name(key)
+    targets = [labels[index[n.id]] for t in g.targets if (n := by_raw.get(t)) is not None]
+    return f"{call_name(key)} ({g.method} of {', '.join(targets) or 'a tensor not shown'})"
 
 
 def _rule(n: M.Node, ins: list, nodes: list, index: dict, labels: list) -> list:

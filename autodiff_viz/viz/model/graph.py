@@ -458,10 +458,13 @@ def _distinct_labels(model: GraphModel, b: _Builder):
     for n in model.nodes:
         if n.kind == VARIABLE:
             leaves[n.label] = leaves.get(n.label, 0) + 1
+    used_in: dict[int, str] = {}  # node id -> the scope of its first consumer that has one
+    for e in model.edges:
+        if e.src not in used_in and model.nodes[e.dst].scope:
+            used_in[e.src] = model.nodes[e.dst].scope
     for n in model.nodes:
         if n.kind == VARIABLE and leaves[n.label] > 1 and n.id not in given:
-            scope = next((model.nodes[e.dst].scope for e in model.edges if e.src == n.id
-                          and model.nodes[e.dst].scope), "")
+            scope = used_in.get(n.id, "")
             if scope:
                 n.label = f"{scope.split('/')[-1]}/{n.label}"
 
@@ -565,7 +568,8 @@ def _restrict(model: GraphModel, keep: set):
     model.edges = [e for e in model.edges if e.src in renumber and e.dst in renumber]
     for e in model.edges:
         e.src, e.dst = renumber[e.src], renumber[e.dst]
-    model.scopes = [s for s in model.scopes if any(n.scope == s for n in model.nodes)]
+    held = {n.scope for n in model.nodes}
+    model.scopes = [s for s in model.scopes if s in held]
 
 
 # ---------------------------------------------------------------------------
@@ -585,33 +589,77 @@ def folded_scope(scope: str, collapse) -> str | None:
 
 
 def _collapse(model: GraphModel, collapse):
-    boxes: dict[tuple, Node] = {}
-    owner: dict[int, int] = {}
-    new_nodes = []
-    for n in model.nodes:
+    def box_of(n: Node):
         fold = folded_scope(n.scope, collapse) if n.kind in (OP, SKIPPED, NUMPY) else None
         if fold is None:
+            return None
+        return fold, lambda: Node(id=n.id, kind=SCOPE, label=fold.split("/")[-1],
+                                  scope=fold.rsplit("/", 1)[0] if "/" in fold else "", backward_of=n.backward_of,
+                                  notes=[f"This box folds the ops of name scope {fold}."])
+    _fold(model, box_of)
+
+
+def fold_middle(model: GraphModel, keep: int, note: str) -> int:
+    """Fold all but the first and last ``keep // 2`` nodes (in recording order) into one box; say ``note``.
+
+    For a graph too big to lay out: the start and the end of the computation
+    stay readable, the box in between says how many ops it holds, and
+    ``note`` (with ``{folded}``, the number of boxes folded) goes under the
+    picture.  Returns how many nodes were folded (0: none, the graph is
+    small enough).  Linear in the size of the graph.
+    """
+    n = len(model.nodes)
+    if n <= keep:
+        return 0
+    head = keep // 2
+    tail = n - (keep - head)
+
+    def box_of(node: Node):
+        if not head <= node.id < tail:
+            return None
+        return "folded", lambda: Node(id=node.id, kind=SCOPE, label=f"{tail - head:,} boxes folded",
+                                      notes=["This box folds the middle of a graph too big to lay out."])
+    _fold(model, box_of, keep_backward=False)
+    model.remarks.append(note.format(folded=tail - head))
+    model.reindex()
+    return tail - head
+
+
+def _fold(model: GraphModel, box_of, keep_backward=True):
+    """Fold nodes into boxes: ``box_of(node)`` is ``None`` or ``(key, make_box)``; one box per key (and per
+    backward pass, with ``keep_backward``).  A box counts the ops it holds; leaves fold in uncounted.
+    Edges through a box merge (``Edge.count``).  Linear in the size of the graph."""
+    boxes: dict[tuple, Node] = {}
+    members: dict[int, list] = {}   # box id -> ids of the ops it folds
+    owner: dict[int, int] = {}
+    new_nodes = []
+    any_dimmed = any(n.dimmed for n in model.nodes)
+    for n in model.nodes:
+        found = box_of(n)
+        if found is None:
             new_nodes.append(n)
             continue
-        key = (fold, n.backward_of)
+        key = (found[0], n.backward_of if keep_backward else None)
         box = boxes.get(key)
         if box is None:
-            box = boxes[key] = Node(id=n.id, kind=SCOPE, label=fold.split("/")[-1], scope=fold.rsplit("/", 1)[0]
-                                    if "/" in fold else "", backward_of=n.backward_of)
-            box.notes.append(f"This box folds the ops of name scope {fold}.")
+            box = boxes[key] = found[1]()
+            members[box.id] = []
             new_nodes.append(box)
-        box.members = box.members + (n.id,)
+        owner[n.id] = box.id
+        box.on_path = box.on_path or n.on_path
+        box.role = box.role or n.role
+        if n.kind not in (OP, SKIPPED, NUMPY):
+            continue
+        members[box.id].append(n.id)
         if (n.op or n.label) not in box.op_types:  # the op's type, also where the user named its output
             box.op_types = box.op_types + (n.op or n.label,)
         box.tapes = tuple(dict.fromkeys(box.tapes + n.tapes))
-        box.on_path = box.on_path or n.on_path
-        box.role = box.role or n.role
         box.shape, box.dtype, box.value = n.shape, n.dtype, n.value   # the scope's last output
         if n.grads:
             box.grads = dict(n.grads)
-        owner[n.id] = box.id
     for box in boxes.values():
-        box.dimmed = not box.on_path and box.role is None and any(n.dimmed for n in model.nodes) and \
+        box.members = tuple(members[box.id])
+        box.dimmed = not box.on_path and box.role is None and any_dimmed and \
             all(model.nodes[m].dimmed for m in box.members if m < len(model.nodes))
     merged: dict[tuple, Edge] = {}
     edges = []

@@ -74,9 +74,9 @@ class _Board:
 
     def step(self, phase, title, node=None, recv=(), edges=(), lines=(), numbers=None):
         d = self.delta
-        for k, text in self.carry.items():   # last step's "+=" texts settle now, unless this step set them
-            if not any(i == k for i, _ in d["grads"]):
-                d["grads"].append([k, text])
+        if self.carry:  # last step's "+=" texts settle now, unless this step set them
+            set_now = {i for i, _ in d["grads"]}
+            d["grads"].extend([k, text] for k, text in self.carry.items() if k not in set_now)
         self.carry, self.settle = self.settle, {}
         entry = {"phase": phase, "title": title, "node": node, "recv": list(recv), "edges": list(edges),
                  "lines": list(lines), "numbers": numbers or {}}

@@ -16,7 +16,14 @@ import json
 
 import numpy as np
 
+from ..text import arguments as A
 from .plots import derivatives
+
+
+# Points of a curve, and the grids of the 2-D view (each is squared: 400 x 400 points are 160,000
+# evaluations of f and its gradient, and the page carries every contour).
+MAX_POINTS = 20_001
+GRID_LIMITS = {"resolution": (2, 400), "arrows": (2, 60), "starts": (1, 40), "iterations": (1, 1000)}
 
 
 def _arity(f) -> int:
@@ -155,6 +162,11 @@ def explore(f, x=None, y=None, points=201, name=None, **kwargs) -> Explorer:
     >>> e.data["df"]
     [-4.0, -2.0, 0.0, 2.0, 4.0]
     """
+    A.function("explore", "f", f)
+    points = A.whole("explore", "points", points, low=2, high=MAX_POINTS)
+    for key, (low, high) in GRID_LIMITS.items():
+        if key in kwargs:
+            kwargs[key] = A.whole("explore", key, kwargs[key], low=low, high=high)
     name = name or getattr(f, "__name__", "f")
     if name == "<lambda>":
         name = "f"

@@ -9,7 +9,10 @@ import numpy as np
 
 from ..draw.look import CURVE_COLOURS, PALETTE
 
+from ..text import arguments as A
 from ..text import labels as L
+
+MAX_ORDER = 12  # nested tapes: each order differentiates the one before
 
 # Okabe-Ito: distinguishable with the common forms of colour blindness.
 OKABE_ITO = PALETTE
@@ -109,6 +112,8 @@ def plot_derivatives(f, x=(-3.0, 3.0), order: int = 1, ax=None, title=None):
     """
     import matplotlib.pyplot as plt
 
+    A.function("plot_derivatives", "f", f)
+    order = A.whole("plot_derivatives", "order", order, low=0, high=MAX_ORDER)
     xs = _grid(x)
     values = derivatives(f, xs, order)
     if ax is None:
@@ -166,6 +171,7 @@ def plot_fd_error(f, x: float = 1.0, hs=None, ax=None):
     """
     import matplotlib.pyplot as plt
 
+    A.function("plot_fd_error", "f", f)
     hs, forward, central, exact = fd_errors(f, x, hs)
     if ax is None:
         fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
