@@ -300,7 +300,7 @@ def _script_names(namespace) -> dict:
 
 def _read_names(path) -> dict:
     """The child's names, checked: ``{int id: str}``, at most MAX_NAMES, each cut to a label's length."""
-    from .viz import _labels
+    from .viz.text import labels as _labels
 
     try:
         with open(path, "rb") as f:

@@ -92,7 +92,7 @@ def fan_in_trace(n):
             tape.watch(xs[0])
             y = ad.add_n(xs)
         tape.gradient(y, xs[0])
-    return ad.events.Trace.from_json(tr.to_json()), None
+    return ad.Trace.from_json(tr.to_json()), None
 
 
 def _rss_mib(who):

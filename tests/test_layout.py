@@ -312,7 +312,7 @@ def test_a_loaded_trace_with_one_op_of_many_inputs_finishes_every_view():
             tape.watch(xs[0])
             y = ad.add_n(xs)
         tape.gradient(y, xs[0])
-    loaded = ad.events.Trace.from_json(tr.to_json())
+    loaded = ad.Trace.from_json(tr.to_json())
     g = viz.graph(loaded)
     assert len(g.model.nodes) == _graph.FOLD_KEEP + 1   # 6,001 boxes: the middle 5,001 inputs fold into one
     box = next(nd for nd in g.model.nodes if nd.kind == "scope")
