@@ -828,7 +828,7 @@ def setting_name(threads):
 def run_setting(threads, libs, workloads, rounds, min_round):
     """Run and print every workload under one thread setting; return {workload: ratio vs its reference}."""
     env = child_env(threads)
-    print(f"\n== threads: {setting_name(threads)} ==")
+    print(f"\n== threads: {setting_name(threads)}; {_load()} ==")
     summary, versions, notes = {}, {}, {}
     for w in workloads:
         if w == "W5":
@@ -840,7 +840,7 @@ def run_setting(threads, libs, workloads, rounds, min_round):
             versions[lib] = f"{i['version']}" + (f" ({i['threads']} threads)" if i["threads"] else "")
         ratios = report_times(w, times, info, rounds)
         summary[w] = ratios.get(TARGETS[w][0])
-    print("versions: " + ", ".join(f"{lib} {v}" for lib, v in versions.items()))
+    print("versions: " + ", ".join(f"{lib} {v}" for lib, v in versions.items()) + f"; at the end, {_load()}")
     for lib, why in notes.items():
         print(f"failed {lib}: {why}")
     return summary
@@ -857,6 +857,11 @@ def report_summary(summaries):
             cells.append("-" if r is None else f"{r:.2f}" if isinstance(r, float) else _fmt(*r, digits=2))
         ref, limit = TARGETS[w]
         print(f"  {w:<4}{ref:<11}" + "".join(f"{c:<26}" for c in cells) + f"<= {limit}")
+
+
+def _load():
+    # Other processes' load slows every library, Python-heavy ones and thread pools most.
+    return "load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
 
 
 def machine():
