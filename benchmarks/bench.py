@@ -453,7 +453,7 @@ UNIT = {"W1": ("us/op", 1e6 / (4 * W1_STEPS)), "W2": ("ms", 1e3), "W3": ("ms", 1
 TARGETS = {"W1": ("torch", 0.55), "W2": ("torch", 0.6), "W3": ("numpy", 1.0), "W4": ("torch", 1.0),
            "W5": ("numpy", 1.03)}
 MIN_ROUND = 0.2  # seconds a timed round lasts at least
-GAP = 0.1  # seconds between two children's rounds: a thread pool that spins after its work goes to sleep
+GAP = 0.2  # seconds between two children's rounds: a thread pool that spins after its work goes to sleep
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 SCRIPT = pathlib.Path(__file__).resolve()
 
@@ -829,6 +829,9 @@ def run_setting(threads, libs, workloads, rounds, min_round):
     """Run and print every workload under one thread setting; return {workload: ratio vs its reference}."""
     env = child_env(threads)
     print(f"\n== threads: {setting_name(threads)}; {_load()} ==")
+    if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1):
+        print(f"note: every core is busy with other work; a thread pool that waits for a descheduled thread "
+              f"(PyTorch on small ops, with its default threads) can take many times its quiet time")
     summary, versions, notes = {}, {}, {}
     for w in workloads:
         if w == "W5":
