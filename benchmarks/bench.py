@@ -913,14 +913,14 @@ def main(argv=None):
         return memory_child(args.libs)
     if args.child == "profile":
         return profile(workloads[0])
+    unknown = [w for w in workloads + [args.profile or "W1"] if w not in TARGETS]
+    if unknown:
+        ap.error(f"unknown workload(s) {', '.join(unknown)} (known: {', '.join(TARGETS)})")
     settings = [1, None] if args.threads is None else [args.threads or None]
     if args.profile:  # in a child, so that the thread setting reaches NumPy before it loads
         p = subprocess.run([sys.executable, str(SCRIPT), "--child", "profile", "--only", args.profile],
                            env=child_env(settings[0]))
         sys.exit(p.returncode)
-    unknown = [w for w in workloads if w not in TARGETS]
-    if unknown:
-        ap.error(f"--only: unknown workload(s) {', '.join(unknown)} (known: {', '.join(TARGETS)})")
     libs, missing = available([lib.strip() for lib in args.libs.split(",")])
     print(machine())
     for lib, why in missing.items():
