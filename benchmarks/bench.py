@@ -18,47 +18,65 @@ Workloads
       the inputs.  Floor: hand-written NumPy keeping only what each backward
       step needs.
 
-Method
-  Times: every round runs each library once per workload (several calls, the
-  mean per call after a warm-up), rotating the order of libraries from round to
-  round; the table shows the median over rounds, and each ratio is the median
-  over rounds of that round's ratio (a round's libraries run back to back, so
-  a machine that speeds up or slows down between rounds moves both sides of a
-  ratio alike).  Machine speed wanders, so only ratios within one run mean anything.
-  Memory (W5): each library runs in a fresh subprocess.  NumPy-based libraries
-  (autodiff_viz, autograd, NumPy) are measured with ``tracemalloc`` (NumPy
-  reports its array buffers to it): peak traced bytes during the step minus
-  those held before it.  PyTorch, JAX and TensorFlow allocate outside Python's
-  tracing, so for every library the table also shows the growth of the process'
-  peak resident set (``VmHWM`` in ``/proc/self/status``, Linux) over its value
-  just before the step (one cold step per process, with every workload's input
-  data still held, so no library's step reuses pages freed just before it; a
-  coarser number, allocator caching included).
+Method (times, W1-W4)
+  One process per library and workload: a child (this script with ``--child``)
+  imports one library, builds one workload and warms it up, so no library's
+  thread pools, allocator or lazy state touch another's.  Warm-up: single calls
+  first (a first call can cost thousands of steady ones: PyTorch's first
+  grad-of-grad takes over 0.25 s), then batches of about 0.1 s, until two
+  batches in a row agree within 10% per call, after at least 5 calls and 0.5 s
+  (at most 5 s; a child that never settles says so).  Only then does the child
+  choose how many calls make a round last ``--min-round`` seconds (0.2), and a
+  round that still ends short keeps calling until it has lasted that long.
+  Rounds are interleaved across processes: the children of one workload wait
+  side by side, and the parent asks each in turn for one round (one child runs
+  at a time; the order rotates from round to round; a short pause between
+  children lets a thread pool that spins after its work go to sleep first).
+  Round r of every library thus falls within the same second or two, so a
+  machine that speeds up or slows down moves both sides of a ratio alike.
+  A library's time is the median over rounds of its time per call, shown with
+  the min-max over rounds; a ratio is the median over rounds of that round's
+  ratio (autodiff_viz / peer), with its min-max.  Machine speed wanders, so
+  only ratios within one run mean anything.
+Threads
+  By default everything runs twice: pinned to one thread (every child gets
+  ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` = 1,
+  ``torch.set_num_threads(1)``, single-threaded XLA) and with each library's
+  defaults (those variables removed from the children's environment).
+  ``--threads N`` runs pinned to N threads only; ``--threads 0`` the defaults only.
+Memory (W5)
+  Each library runs in a fresh process.  NumPy-based libraries (autodiff_viz,
+  autograd, NumPy) are measured with ``tracemalloc`` (NumPy reports its array
+  buffers to it): peak traced bytes during the step minus those held before it.
+  PyTorch, JAX and TensorFlow allocate outside Python's tracing, so for every
+  library the table also shows the growth of the process' peak resident set
+  (``VmHWM`` in ``/proc/self/status``, Linux) over its value just before the
+  step (one cold step per process, with every workload's input data still held,
+  so no library's step reuses pages freed just before it; a coarser number,
+  allocator caching included).
 
-    python benchmarks/bench.py                      # everything, 5 rounds
-    python benchmarks/bench.py --rounds 7 --only W1,W3
+    python benchmarks/bench.py                      # both thread settings, 7 rounds
+    python benchmarks/bench.py --rounds 9 --only W1,W3
+    python benchmarks/bench.py --threads 1          # pinned to one thread only
     python benchmarks/bench.py --profile W2         # cProfile of autodiff_viz on one workload
-    python benchmarks/bench.py --threads 1          # every library single-threaded
-
-On a small shared machine the libraries' thread pools (OpenBLAS, MKL/OpenMP,
-Eigen) fight each other and other processes: a PyTorch op that waits for a
-descheduled worker thread can take milliseconds.  ``--threads N`` pins every
-library to N threads (the script restarts itself with the environment set
-before any library loads), which makes small-op timings repeatable.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
-import importlib
+import importlib.metadata
+import importlib.util
 import io
 import json
-import os
 import math
+import os
+import pathlib
+import platform
 import pstats
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -431,105 +449,323 @@ MODULES = {OURS: "autodiff_viz", "numpy": "numpy", "torch": "torch", "autograd":
            "micrograd": "micrograd", "tensorflow": "tensorflow"}
 TIMED = ["W1", "W2", "W3", "W4"]
 UNIT = {"W1": ("us/op", 1e6 / (4 * W1_STEPS)), "W2": ("ms", 1e3), "W3": ("ms", 1e3), "W4": ("ms", 1e3)}
-# The targets: autodiff_viz's time (or memory) over the reference library's, at most this much.
-# The engine's targets: this package's time (or memory) over the peer's.
-TARGETS = {"W1": ("torch", 0.7), "W2": ("torch", 0.7), "W3": ("numpy", 1.03), "W4": ("torch", 1.0),
+# The engine's targets: this package's time (or memory) over the reference library's, at most this much.
+TARGETS = {"W1": ("torch", 0.55), "W2": ("torch", 0.6), "W3": ("numpy", 1.0), "W4": ("torch", 1.0),
            "W5": ("numpy", 1.03)}
+MIN_ROUND = 0.2  # seconds a timed round lasts at least
+GAP = 0.2  # seconds between two children's rounds: a thread pool that spins after its work goes to sleep
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+SCRIPT = pathlib.Path(__file__).resolve()
 
 
 def available(libs):
+    """Split ``libs`` into the installed ones and {library: why not}, importing none of them."""
     out, missing = [], {}
     for lib in libs:
-        try:
-            importlib.import_module(MODULES[lib])
+        if lib not in MODULES:
+            missing[lib] = f"unknown library (known: {', '.join(MODULES)})"
+        elif importlib.util.find_spec(MODULES[lib]) is None:
+            missing[lib] = "not installed"
+        else:
             out.append(lib)
-        except Exception as e:  # ImportError, or a broken install
-            missing[lib] = f"{type(e).__name__}: {e}"
     return out, missing
 
 
-# ---------------------------------------------------------------------------
-# Timing
-# ---------------------------------------------------------------------------
-def _calls_for(fn, budget=0.25):
-    """Warm up, then pick a call count that takes about ``budget`` seconds."""
-    t0 = time.perf_counter()
-    fn()
-    one = time.perf_counter() - t0
-    return max(1, min(200, int(budget / max(one, 1e-6))))
+def child_env(threads):
+    """The environment of the children: pinned to ``threads`` threads, or each library's defaults (0/None).
 
-
-def time_workloads(libs, workloads, rounds):
-    d = _data()
-    runs = {}
-    for w in workloads:
-        for lib in libs:
-            fn = BUILDERS[lib](w, d)
-            if fn is not None:
-                runs[(w, lib)] = [fn, _calls_for(fn), []]
-    for r in range(rounds):
-        for w in workloads:
-            order = [lib for lib in libs if (w, lib) in runs]
-            order = order[r % len(order):] + order[:r % len(order)]  # rotate who goes first
-            for lib in order:
-                fn, n, samples = runs[(w, lib)]
-                t0 = time.perf_counter()
-                for _ in range(n):
-                    fn()
-                samples.append((time.perf_counter() - t0) / n)
-        print(f"  round {r + 1}/{rounds} done", file=sys.stderr)
-    return {key: v[2] for key, v in runs.items()}  # per (workload, library): one time per round
-
-
-def paired_ratio(times, w, lib):
-    """autodiff_viz's time over ``lib``'s: the median over rounds of each round's ratio.
-
-    A round times every library back to back, so a machine that speeds up or
-    slows down between rounds moves both sides of a round's ratio alike.
+    >>> child_env(1)["OMP_NUM_THREADS"], "OMP_NUM_THREADS" in child_env(None)
+    ('1', False)
     """
-    ours, theirs = times.get((w, OURS)), times.get((w, lib))
-    if not ours or not theirs:
-        return None
-    return statistics.median(a / b for a, b in zip(ours, theirs))
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    if threads:
+        env.update({k: str(threads) for k in THREAD_VARS})
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                            f" intra_op_parallelism_threads={threads}").strip()
+    return env
+
+
+# ---------------------------------------------------------------------------
+# Timing harness: what one child does.  The clock is a parameter so that tests
+# can drive it with a clock of their own.
+# ---------------------------------------------------------------------------
+def _seconds(fn, n, clock):
+    t0 = clock()
+    for _ in range(n):
+        fn()
+    return clock() - t0
+
+
+def warm_up(fn, clock=time.perf_counter, *, batch=0.1, tolerance=0.1, min_calls=5, min_seconds=0.5, budget=5.0):
+    """Call ``fn`` until its time per call settles; return (seconds per call, calls made, settled).
+
+    Single calls come first, since a first call may cost thousands of steady ones
+    (lazy initialisation, caches, compilation); then batches sized from the last
+    time per call to last about ``batch`` seconds.  Settled: two batches in a row
+    agree within ``tolerance`` per call, after at least ``min_calls`` calls and
+    ``min_seconds``.  After ``budget`` seconds it stops, unsettled.
+
+    >>> now = [0.0]
+    >>> def call():  # 1 s the first time, 2 ms after that, on this clock
+    ...     now[0] += 1.0 if now[0] == 0 else 0.002
+    >>> per_call, calls, settled = warm_up(call, lambda: now[0])
+    >>> round(per_call, 9), settled
+    (0.002, True)
+    """
+    start, calls, n, last = clock(), 0, 1, None
+    while True:
+        per_call = _seconds(fn, n, clock) / n
+        calls += n
+        spent = clock() - start
+        if (last is not None and abs(per_call - last) <= tolerance * min(per_call, last)
+                and calls >= min_calls and spent >= min_seconds):
+            return per_call, calls, True
+        if spent >= budget:
+            return per_call, calls, False
+        last, n = per_call, calls_per_round(per_call, batch)
+
+
+def calls_per_round(per_call, min_round=MIN_ROUND):
+    """How many calls of ``per_call`` seconds each last at least ``min_round`` seconds.
+
+    >>> calls_per_round(0.03, 0.2), calls_per_round(5.0, 0.2)
+    (7, 1)
+    """
+    return max(1, math.ceil(min_round / max(per_call, 1e-9)))
+
+
+def run_round(fn, calls, clock=time.perf_counter, min_round=MIN_ROUND):
+    """Time one round: ``calls`` calls, and more until it has lasted ``min_round``; return (calls, seconds).
+
+    >>> now = [0.0]
+    >>> def call():
+    ...     now[0] += 0.01
+    >>> calls, seconds = run_round(call, 3, lambda: now[0], min_round=0.2)
+    >>> calls, round(seconds, 9)
+    (20, 0.2)
+    """
+    t0, done, n = clock(), 0, calls
+    while True:
+        for _ in range(n):
+            fn()
+        done += n
+        spent = clock() - t0
+        if spent >= min_round:
+            return done, spent
+        n = calls_per_round(spent / done, min_round - spent)
+
+
+def serve(fn, commands, reply, clock=time.perf_counter, min_round=MIN_ROUND):
+    """A child's life: warm ``fn`` up, then time one round per ``"round"`` line read from ``commands``.
+
+    ``reply`` gets dicts: first what warming up found (``warm``: seconds per
+    call, ``warm_calls``, ``settled``, ``calls``: per round), then one
+    ``{"calls", "seconds"}`` per round.  Any other line, or the end, stops it.
+
+    >>> now, out = [0.0], []
+    >>> def call():
+    ...     now[0] += 0.03
+    >>> serve(call, ["round", "round"], out.append, lambda: now[0])
+    >>> out[0]["calls"], [(r["calls"], round(r["seconds"], 9)) for r in out[1:]]
+    (7, [(7, 0.21), (7, 0.21)])
+    """
+    per_call, warm_calls, settled = warm_up(fn, clock)
+    calls = calls_per_round(per_call, min_round)
+    reply({"warm": per_call, "warm_calls": warm_calls, "settled": settled, "calls": calls})
+    for line in commands:
+        if line.strip() != "round":
+            return
+        done, seconds = run_round(fn, calls, clock, min_round)
+        reply({"calls": done, "seconds": seconds})
+
+
+def _version(lib):
+    mod = sys.modules[MODULES[lib]]
+    try:
+        return getattr(mod, "__version__", None) or importlib.metadata.version(MODULES[lib])
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
+def _threads_seen(lib):
+    """The intra-op threads a library reports using, where it reports them."""
+    return sys.modules["torch"].get_num_threads() if lib == "torch" else None
+
+
+def timing_child(lib, workload, min_round):
+    """Entry of one timing child (``--child time``): replies as JSON lines on stdout.
+
+    Whatever the library itself prints is sent to stderr, so stdout carries
+    only the replies: first ``{"library", "version", "threads"}`` (or
+    ``{"error"}`` / ``{"skip"}``), then those of ``serve``.
+    """
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+
+    def reply(message):
+        replies.write(json.dumps(message) + "\n")
+
+    try:
+        fn = BUILDERS[lib](workload, _data())
+    except Exception as e:  # ImportError, or a broken install
+        reply({"error": f"{type(e).__name__}: {e}"})
+        return
+    if fn is None:
+        reply({"skip": f"{lib} does not take part in {workload}"})
+        return
+    reply({"library": lib, "version": _version(lib), "threads": _threads_seen(lib)})
+    serve(fn, sys.stdin, reply, min_round=min_round)
+
+
+# ---------------------------------------------------------------------------
+# The parent: children interleaved round by round
+# ---------------------------------------------------------------------------
+class Child:
+    """One library's timing process for one workload; ``round()`` asks it for one round.
+
+    ``info`` is its first reply merged with what warming up found, or holds
+    ``error`` or ``skip`` when it cannot take part (then it has exited).
+    """
+
+    def __init__(self, lib, workload, env, min_round=MIN_ROUND):
+        self.lib, self.workload = lib, workload
+        self._err = tempfile.TemporaryFile("w+")
+        self._proc = subprocess.Popen(
+            [sys.executable, str(SCRIPT), "--child", "time", "--libs", lib, "--only", workload,
+             "--min-round", repr(min_round)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, text=True, env=env)
+        self.info = self._read()
+        if "library" in self.info:
+            self.info.update(self._read())
+
+    @property
+    def ok(self):
+        return "warm" in self.info
+
+    def _read(self):
+        line = self._proc.stdout.readline()
+        if line:
+            return json.loads(line)
+        self._proc.wait()
+        self._err.seek(0)
+        last = (self._err.read().strip().splitlines() or ["(no message)"])[-1]
+        return {"error": f"{self.lib} on {self.workload} exited with {self._proc.returncode}: {last}"}
+
+    def round(self):
+        """This child's seconds per call over one round."""
+        self._proc.stdin.write("round\n")
+        self._proc.stdin.flush()
+        reply = self._read()
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply["seconds"] / reply["calls"]
+
+    def close(self):
+        if self._proc.poll() is None:
+            self._proc.stdin.close()  # the child's loop ends at the end of its input
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._err.close()
+
+
+def round_order(libs, r):
+    """Round ``r``'s order: the list turned by ``r``, so no library always runs first.
+
+    >>> round_order(["a", "b", "c"], 1)
+    ['b', 'c', 'a']
+    """
+    k = r % len(libs) if libs else 0
+    return libs[k:] + libs[:k]
+
+
+def time_workload(libs, workload, rounds, env, min_round=MIN_ROUND, gap=GAP):
+    """Time one workload: per library its seconds per call in each round, children taking turns.
+
+    Returns ``(times, info, notes)``: {library: [seconds per call, one per
+    round]}, {library: the child's info}, {library: why it has no times}.
+    Round r of every library comes from one pass over the children, so it is
+    paired with round r of every other.
+    """
+    children, notes = {}, {}
+    try:
+        for lib in libs:
+            child = Child(lib, workload, env, min_round)
+            if child.ok:
+                children[lib] = child
+            else:
+                child.close()
+                if "error" in child.info:
+                    notes[lib] = child.info["error"]
+        times = {lib: [] for lib in children}
+        for r in range(rounds):
+            for lib in round_order(list(times), r):
+                try:
+                    times[lib].append(children[lib].round())
+                except RuntimeError as e:  # died mid-run: its rounds pair with nothing now
+                    notes[lib] = str(e)
+                    del times[lib]
+                time.sleep(gap)
+            print(f"  {workload} round {r + 1}/{rounds} done", file=sys.stderr)
+    finally:
+        for child in children.values():
+            child.close()
+    return times, {lib: children[lib].info for lib in times}, notes
+
+
+def spread(values):
+    """(median, min, max).
+
+    >>> spread([3.0, 1.0, 2.0, 10.0])
+    (2.5, 1.0, 10.0)
+    """
+    return statistics.median(values), min(values), max(values)
+
+
+def paired_ratios(ours, theirs):
+    """Each round's ratio of our time to theirs (rounds paired by index).
+
+    >>> paired_ratios([2.0, 3.0, 4.0], [1.0, 1.0, 2.0])
+    [2.0, 3.0, 2.0]
+    """
+    return [a / b for a, b in zip(ours, theirs)]
 
 
 # ---------------------------------------------------------------------------
 # Memory (W5): one fresh process per library
 # ---------------------------------------------------------------------------
-# Peak RSS is read from VmHWM: getrusage's ru_maxrss would start from the
-# parent's peak (Linux carries it over exec), hiding the child's own growth.
-_MEMORY_CHILD = r"""
-import json, sys, tracemalloc
-sys.path.insert(0, sys.argv[1])
-import bench
-
-def peak_rss():
+def _peak_rss():
+    # VmHWM, not getrusage's ru_maxrss: Linux carries the parent's peak over exec.
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 
-lib = sys.argv[2]
-# The data stays alive while the step runs.  Freed just before it (the W3 arrays alone are
-# 8 MiB), its pages were partly reused by the step, by an amount that depended on what each
-# library's builder kept: peak-RSS growth differed by about 4 MiB between libraries whose
-# traced peaks were equal.
-data = bench._data()
-fn = bench.BUILDERS[lib]("W5", data)
-tracemalloc.start()
-before_rss = peak_rss()
-held = tracemalloc.get_traced_memory()[0]
-result = fn()
-peak = tracemalloc.get_traced_memory()[1]
-print(json.dumps({"traced": peak - held, "rss": peak_rss() - before_rss}))
-"""
+
+def memory_child(lib):
+    """Entry of one memory child (``--child memory``): one cold W5 step, its growth as JSON on stdout."""
+    # The data stays alive while the step runs.  Freed just before it (the W3 arrays alone
+    # are 8 MiB), its pages were partly reused by the step, by an amount that depended on
+    # what each library's builder kept.
+    import tracemalloc
+
+    data = _data()
+    fn = BUILDERS[lib]("W5", data)
+    tracemalloc.start()
+    before_rss = _peak_rss()
+    held = tracemalloc.get_traced_memory()[0]
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    print(json.dumps({"traced": peak - held, "rss": _peak_rss() - before_rss}))
 
 
-def measure_memory(libs):
-    here = str(__import__("pathlib").Path(__file__).resolve().parent)
+def measure_memory(libs, env):
     out = {}
     for lib in libs:
         if BUILDERS[lib]("W5", {"big": np.zeros(1, np.float32)}) is None:
             continue
-        p = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, here, lib], capture_output=True, text=True)
+        p = subprocess.run([sys.executable, str(SCRIPT), "--child", "memory", "--libs", lib],
+                           capture_output=True, text=True, env=env)
         if p.returncode != 0:
             out[lib] = None
             print(f"  W5 {lib} failed: {p.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
@@ -541,47 +777,113 @@ def measure_memory(libs):
 # ---------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------
-def report(times, memory, libs, workloads, missing):
+def _fmt(m, lo, hi, digits=3):
+    return f"{m:.{digits}f} [{lo:.{digits}f}-{hi:.{digits}f}]"
+
+
+def report_times(w, times, info, rounds):
+    """Print one workload's table; return {peer: (median, min, max) of the paired ratios}."""
+    unit, scale = UNIT[w]
+    print(f"{w} ({unit} per call: median [min-max] over {rounds} rounds; calls per round; warm-up)")
+    ratios = {}
+    for lib, t in times.items():
+        med, lo, hi = spread([x * scale for x in t])
+        warm = info[lib]
+        settled = "" if warm["settled"] else ", NOT settled"
+        line = f"  {lib:<13}{_fmt(med, lo, hi):>28}  x{warm['calls']:<5} {warm['warm_calls']} calls{settled}"
+        if lib != OURS and OURS in times:
+            ratios[lib] = spread(paired_ratios(times[OURS], t))
+            line += f"   autodiff_viz / {lib} = {_fmt(*ratios[lib], digits=2)}"
+        print(line)
+    ref, limit = TARGETS[w]
+    if ref in ratios:
+        r = ratios[ref][0]
+        print(f"  target: autodiff_viz / {ref} <= {limit}: {r:.2f} -> {'met' if r <= limit else 'MISSED'}")
+    return ratios
+
+
+def report_memory(memory):
+    """Print W5's table; return our traced peak over the reference's, or None."""
     mib = 2.0 ** 20
-    print()
+    print("W5 (MiB above the inputs: tracemalloc peak | peak-RSS growth)")
+    for lib, m in memory.items():
+        if m is None:
+            print(f"  {lib:<13}   failed")
+            continue
+        traced = f"{m['traced'] / mib:8.1f}" if lib in (OURS, "numpy", "autograd") else "       -"
+        print(f"  {lib:<13}{traced} | {m['rss'] / mib:8.1f}")
+    ref, limit = TARGETS["W5"]
+    ours, theirs = (memory.get(OURS) or {}).get("traced"), (memory.get(ref) or {}).get("traced")
+    if not (ours and theirs):
+        return None
+    r = ours / theirs
+    print(f"  target: autodiff_viz / {ref} <= {limit}: {r:.2f} -> {'met' if r <= limit else 'MISSED'}")
+    return r
+
+
+def setting_name(threads):
+    return f"pinned to {threads} thread{'s' if threads > 1 else ''}" if threads else "library defaults"
+
+
+def run_setting(threads, libs, workloads, rounds, min_round):
+    """Run and print every workload under one thread setting; return {workload: ratio vs its reference}."""
+    env = child_env(threads)
+    print(f"\n== threads: {setting_name(threads)}; {_load()} ==")
+    if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1):
+        print(f"note: every core is busy with other work; a thread pool that waits for a descheduled thread "
+              f"(PyTorch on small ops, with its default threads) can take many times its quiet time")
+    summary, versions, notes = {}, {}, {}
     for w in workloads:
         if w == "W5":
+            summary[w] = report_memory(measure_memory(libs, env))
             continue
-        unit, scale = UNIT[w]
-        print(f"{w} ({unit}, median; ratios paired by round)")
-        for lib in libs:
-            t = times.get((w, lib))
-            if t is None:
-                continue
-            r = None if lib == OURS else paired_ratio(times, w, lib)
-            ratio = "" if r is None else f"   autodiff_viz / {lib} = {r:5.2f}"
-            print(f"  {lib:<13}{statistics.median(t) * scale:10.3f}{ratio}")
-        ref = TARGETS[w][0]
-        _target_line(w, paired_ratio(times, w, ref))
-    if memory:
-        print(f"W5 (MiB above the inputs: tracemalloc peak | peak-RSS growth)")
-        for lib, m in memory.items():
-            if m is None:
-                print(f"  {lib:<13}   failed")
-                continue
-            traced = f"{m['traced'] / mib:8.1f}" if lib in (OURS, "numpy", "autograd") else "       -"
-            print(f"  {lib:<13}{traced} | {m['rss'] / mib:8.1f}")
-        ours, ref = (memory.get(OURS) or {}).get("traced"), (memory.get(TARGETS["W5"][0]) or {}).get("traced")
-        _target_line("W5", ours / ref if ours and ref else None)
-    for lib, why in missing.items():
-        print(f"skipped {lib}: {why}")
+        times, info, why = time_workload(libs, w, rounds, env, min_round)
+        notes.update(why)
+        for lib, i in info.items():
+            versions[lib] = f"{i['version']}" + (f" ({i['threads']} threads)" if i["threads"] else "")
+        ratios = report_times(w, times, info, rounds)
+        summary[w] = ratios.get(TARGETS[w][0])
+    print("versions: " + ", ".join(f"{lib} {v}" for lib, v in versions.items()) + f"; at the end, {_load()}")
+    for lib, why in notes.items():
+        print(f"failed {lib}: {why}")
+    return summary
 
 
-def _target_line(w, ratio):
-    ref, limit = TARGETS[w]
-    if ratio is not None:
-        print(f"  target: autodiff_viz / {ref} <= {limit}: {ratio:.2f} -> {'met' if ratio <= limit else 'MISSED'}")
+def report_summary(summaries):
+    """One line per workload: our time (or memory) over its reference's, in every setting run."""
+    print("\nSummary: autodiff_viz / reference, median [min-max] of the per-round ratios")
+    print(f"  {'':4}{'reference':<11}" + "".join(f"{setting_name(t):<26}" for t in summaries) + "target")
+    for w in sorted({w for s in summaries.values() for w in s}):
+        cells = []
+        for s in summaries.values():
+            r = s.get(w)
+            cells.append("-" if r is None else f"{r:.2f}" if isinstance(r, float) else _fmt(*r, digits=2))
+        ref, limit = TARGETS[w]
+        print(f"  {w:<4}{ref:<11}" + "".join(f"{c:<26}" for c in cells) + f"<= {limit}")
+
+
+def _load():
+    # Other processes' load slows every library, Python-heavy ones and thread pools most.
+    return "load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
+
+
+def machine():
+    """One line naming the machine: cores, CPU model, Python, NumPy, the date (UTC)."""
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")
+    except OSError:
+        pass
+    return (f"{os.cpu_count()} cores ({model}), {platform.system()}; python {platform.python_version()}, "
+            f"numpy {np.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 
 def profile(workload, top=25):
+    """cProfile of autodiff_viz on one workload, after a warm-up, sorted by own time."""
     fn = BUILDERS[OURS](workload, _data())
-    fn()
-    n = _calls_for(fn, budget=1.0)
+    per_call, _, _ = warm_up(fn)
+    n = calls_per_round(per_call, 1.0)
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(n):
@@ -589,38 +891,42 @@ def profile(workload, top=25):
     prof.disable()
     s = io.StringIO()
     pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(top)
-    print(f"{workload}: {n} calls, sorted by own time")
+    print(f"{workload}: {n} calls after warming up, sorted by own time")
     print(s.getvalue())
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", default="W1,W2,W3,W4,W5", help="comma-separated workloads")
     ap.add_argument("--libs", default=",".join([OURS] + PEERS), help="comma-separated libraries")
     ap.add_argument("--profile", metavar="W", help="profile autodiff_viz on one workload instead")
-    ap.add_argument("--threads", type=int, help="threads for every library (default: each library's own)")
+    ap.add_argument("--threads", type=int, help="run pinned to N threads only (0: the libraries' defaults only)")
+    ap.add_argument("--min-round", type=float, default=MIN_ROUND, help="seconds a timed round lasts at least")
+    ap.add_argument("--child", choices=["time", "memory", "profile"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.threads and os.environ.get("OMP_NUM_THREADS") != str(args.threads):
-        n = str(args.threads)
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = n
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
-                                   f" intra_op_parallelism_threads={n}").strip()
-        os.execv(sys.executable, [sys.executable, *sys.argv])  # restart: thread pools are sized at import
-    if args.profile:
-        profile(args.profile)
-        return
+    sys.stdout.reconfigure(line_buffering=True)  # tables and stderr's progress lines in order
     workloads = [w.strip() for w in args.only.split(",")]
+    if args.child == "time":
+        return timing_child(args.libs, workloads[0], args.min_round)
+    if args.child == "memory":
+        return memory_child(args.libs)
+    if args.child == "profile":
+        return profile(workloads[0])
+    unknown = [w for w in workloads + [args.profile or "W1"] if w not in TARGETS]
+    if unknown:
+        ap.error(f"unknown workload(s) {', '.join(unknown)} (known: {', '.join(TARGETS)})")
+    settings = [1, None] if args.threads is None else [args.threads or None]
+    if args.profile:  # in a child, so that the thread setting reaches NumPy before it loads
+        p = subprocess.run([sys.executable, str(SCRIPT), "--child", "profile", "--only", args.profile],
+                           env=child_env(settings[0]))
+        sys.exit(p.returncode)
     libs, missing = available([lib.strip() for lib in args.libs.split(",")])
-    import numpy
-    print(f"threads: {os.environ.get('OMP_NUM_THREADS', 'library defaults')}; "
-          f"python {sys.version.split()[0]}, numpy {numpy.__version__}, "
-          + ", ".join(f"{lib} {getattr(sys.modules[MODULES[lib]], '__version__', '?')}" for lib in libs if lib != "numpy"))
-    timed = [w for w in workloads if w in TIMED]
-    times = time_workloads(libs, timed, args.rounds) if timed else {}
-    memory = measure_memory(libs) if "W5" in workloads else {}
-    report(times, memory, libs, timed + (["W5"] if memory else []), missing)
+    print(machine())
+    for lib, why in missing.items():
+        print(f"skipped {lib}: {why}")
+    summaries = {t: run_setting(t, libs, workloads, args.rounds, args.min_round) for t in settings}
+    report_summary(summaries)
 
 
 if __name__ == "__main__":
