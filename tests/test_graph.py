@@ -10,7 +10,7 @@ import pytest
 import autodiff_viz as ad
 from autodiff_viz import events as ev
 from autodiff_viz import viz
-from autodiff_viz.viz.model import graph as _model
+from autodiff_viz.viz.model import build as _build
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -162,7 +162,7 @@ def test_view_from_hand_written_events_needs_no_engine():
         ev.Accumulate(7, 41, tensor=100, node=7, contribution=s(4.0), total=s(4.0)),
         ev.GradientEnd(8, 41, sources=(100,), results=(s(4.0),)),
     ]
-    m = _model.build(events)
+    m = _build.build(events)
     w, sq, sin = m.nodes
     assert (w.kind, w.label, w.watched) == ("variable", "w", "auto")
     assert w.grad.head == (4.0,) and sq.role == "target" and sin.dimmed and not sq.dimmed

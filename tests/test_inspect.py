@@ -15,7 +15,7 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz.viz.draw import still as _still
-from autodiff_viz.viz.model import details as _details, graph as _model, story as _story
+from autodiff_viz.viz.model import details as _details, build as _build, story as _story
 from autodiff_viz.viz.draw.graphviz import GraphvizNotFound
 from browser_util import launch, require_chromium
 
@@ -85,7 +85,7 @@ def test_each_gradient_call_is_named():
             z = ad.sin(y)
         tape.gradient(y, x)
         tape.gradient(z, x)
-    model = _model.build(tr.events, subscripts=True)
+    model = _build.build(tr.events, subscripts=True)
     grads = sections(_details.node_details(model), 0)["grads"]
     first, second = 2 * 1.5, 2 * 1.5 * math.cos(1.5 ** 2)
     assert grads[0] == "T1#1 (gradient of Mul): 3.0"
@@ -104,7 +104,7 @@ def test_full_values_of_small_and_large_tensors():
                 tape.watch(t)
                 s = ad.reduce_sum(t * t)
             tape.gradient(s, t)
-        value = sections(_details.node_details(_model.build(tr.events)), 0)["value"]
+        value = sections(_details.node_details(_build.build(tr.events)), 0)["value"]
         shown = [float(v) for v in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", value[0])]
         if arr.size <= 16:   # every value, nested by rows
             assert shown == arr.ravel().tolist() and value[0].startswith("[[") and value[0].count("[") == 5

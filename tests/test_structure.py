@@ -114,3 +114,47 @@ def test_two_threads_record_and_trace_apart():
     for tr in (tr_a, tr_b):
         assert [e.seq for e in tr.events] == list(range(len(tr.events)))
         assert sum(e.kind == "gradient_begin" for e in tr.events) == 200
+
+
+# ---------------------------------------------------------------------------
+# The picture wing: rooms by role, imports only run down the layers
+# ---------------------------------------------------------------------------
+VIZ = PKG / "viz"
+ROOMS = ["text", "model", "draw", "run"]  # lowest first; the public faces at viz/'s top come after them all
+
+
+def _room(module):
+    """The layer of a viz module (0 for text/ ... 3 for run/, 4 for the faces), None outside viz."""
+    parts = module.split(".")
+    if parts[:2] != ["autodiff_viz", "viz"]:
+        return None
+    return ROOMS.index(parts[2]) if len(parts) > 2 and parts[2] in ROOMS else len(ROOMS)
+
+
+def test_viz_imports_run_down_the_layers_never_up():
+    seen = 0
+    for path in sorted(VIZ.rglob("*.py")):
+        me = _module_name(path)
+        mine = _room(me)
+        top, _ = _imports(path)
+        for target in top:
+            theirs = _room(target)
+            if theirs is not None:
+                seen += 1
+                assert theirs <= mine, f"{me} (layer {mine}) imports {target} (layer {theirs}): up the layers"
+    assert seen > 40  # the walk really read the imports
+
+
+def test_no_view_module_is_a_grab_bag():
+    # A module over about 500 lines mixes roles (tables of data are the exception, and there are none now).
+    long = {p.relative_to(VIZ).as_posix(): n for p in VIZ.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 520}
+    assert long == {}
+
+
+def test_the_classroom_uses_only_the_public_viz_api_and_its_words():
+    for path in sorted((PKG / "classroom").glob("*.py")):
+        top, _ = _imports(path)
+        used = {t for t in top if _room(t) is not None}
+        private = {t for t in used if t != "autodiff_viz.viz" and not t.startswith("autodiff_viz.viz.text")}
+        assert private == set(), f"{path.name} imports drawing or model internals: {private}"

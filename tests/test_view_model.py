@@ -12,7 +12,7 @@ import autodiff_viz as ad
 from autodiff_viz import events as ev, traces
 from autodiff_viz import tour
 from autodiff_viz._registry import NOT_DIFFERENTIABLE, PRIMITIVES
-from autodiff_viz.viz.model import graph as _model, story as _story
+from autodiff_viz.viz.model import build as _build, story as _story
 
 pytest.importorskip("matplotlib")
 
@@ -79,7 +79,7 @@ def test_storyboard_grows_linearly_with_ops():
     sizes = {}
     for n in (50, 200):
         tr = _chain(n)
-        story = _story.build_story(tr.events, _model.build(tr.events, subscripts=True))
+        story = _story.build_story(tr.events, _build.build(tr.events, subscripts=True))
         sizes[n] = len(json.dumps(story["steps"]))
     assert sizes[200] / sizes[50] < 4 * 1.3   # 4x the ops, about 4x the text (full snapshots gave 16x)
 

@@ -28,7 +28,7 @@ import numpy as np
 from .model import details as _details
 from .draw import layout as _layout
 from .run import linked as _linked
-from .model import graph as _model
+from .model import build as _build
 from .model import source as _source
 from .model import story as _story
 from .text import arguments as A
@@ -171,7 +171,7 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     found = _source.events_of(source, family=True)
     labels = {} if names is False else _source.caller_names(_source.tensor_ids(found.events))
     labels.update(_source.name_map(names or None))
-    model = _model.build(found.events, names=labels, subscripts=True, traced=found.traced)
+    model = _build.build(found.events, names=labels, subscripts=True, traced=found.traced)
     story = _story.build_story(found.events, model, title)
     story["details"] = _details.node_details(model)
     _lay_out(story, rankdir)
@@ -200,7 +200,7 @@ def _input_labels(f, n, names):
         params = []
     if len(params) >= n:
         return params[:n]
-    return [_model.input_letter(i) for i in range(n)]
+    return [_build.input_letter(i) for i in range(n)]
 
 
 def _which_input(vary, labels) -> int:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import events as ev
 from . import _graph
+from .model import build as _build
 from .model import graph as M
 from .model import source as _source
 from .text.numbers import fmt_value
@@ -85,7 +86,7 @@ def explain(tape, target, source, *, rankdir: str = "LR") -> Explanation:
         tape_id = next((e.tape for e in events if isinstance(e, ev.Op) and e.output == tid), None)
     # Boxes and sentences use the names the caller's code holds the tensors in, as graph() does.
     labels = _source.caller_names(_source.tensor_ids(events) | {tid} | (set() if number else {sid}))
-    model = M.build(events, tape=tape_id, target=(tid,), sources=() if number else (sid,), names=labels)
+    model = _build.build(events, tape=tape_id, target=(tid,), sources=() if number else (sid,), names=labels)
     d = _Diagnosis(model, events, tape_id, target, source, number, labels)
     reason, sentences = d.run()
     model.remarks = _wrap(sentences)

@@ -20,6 +20,8 @@ import copy
 import pathlib
 
 from .draw import dot as _dot
+from .model import build as _build
+from .model import fold as _fold
 from .model import graph as _model
 from .model import source as _source
 from .text import arguments as A
@@ -221,12 +223,12 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
         prune = target is not None and sources is not None
     labels = {} if names is False else _source.caller_names(_source.tensor_ids(found.events))
     labels.update(_source.name_map(names or None))
-    model = _model.build(found.events, tape=found.tape, target=target_ids, sources=source_ids, gradient=gradient,
+    model = _build.build(found.events, tape=found.tape, target=target_ids, sources=source_ids, gradient=gradient,
                          prune=prune, collapse=collapse, names=labels, traced=found.traced)
     if mark is not None:
         _mark(model, mark)
     if len(model.nodes) > MAX_NODES or len(model.edges) > MAX_EDGES:  # checked before any drawing work
-        _model.fold_middle(model, FOLD_KEEP, FOLD_NOTE.format(total=len(model.nodes), edges=len(model.edges),
+        _fold.fold_middle(model, FOLD_KEEP, FOLD_NOTE.format(total=len(model.nodes), edges=len(model.edges),
                                                               max_nodes=MAX_NODES, max_edges=MAX_EDGES))
     return draw(model, rankdir=rankdir, legend=legend, values=values, digits=digits, title=title,
                 mark_legend=mark_legend, detail=detail)

@@ -27,7 +27,8 @@ labels are checked or generated here.
 >>> evs = [ev.TapeBegin(0, 7), ev.Watch(1, 7, tensor=40, value=s(3.0)),
 ...        ev.Op(2, 7, node=5, op_type="Mul", inputs=(40, 40), output=41, shape=(), dtype="float32",
 ...              value=s(9.0))]
->>> text, full = to_dot(M.build(evs)), to_dot(M.build(evs), detail="full")
+>>> from autodiff_viz.viz.model.build import build
+>>> text, full = to_dot(build(evs)), to_dot(build(evs), detail="full")
 >>> "rankdir=LR" in text, "() float32</font>" in text, "() float32</font>" in full  # the dtype line
 (True, False, True)
 """

@@ -17,7 +17,8 @@ sections ``[key, lines]``, and ``HEADS[key]`` is the section's heading.
 ...         tape.watch(x)
 ...         y = x * x
 ...     g = tape.gradient(y, x)
->>> details = node_details(_model.build(tr.events, subscripts=True))
+>>> from autodiff_viz.viz.model.build import build
+>>> details = node_details(build(tr.events, subscripts=True))
 >>> dict(details["nodes"][0])["grads"]
 ['T1#1 (gradient of Mul): 6.0']
 >>> dict(details["nodes"][1])["calls"]

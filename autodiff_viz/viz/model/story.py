@@ -21,7 +21,8 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 ...         tape.watch(x)
 ...         y = x * x
 ...     g = tape.gradient(y, x)
->>> story = build_story(tr.events, _model.build(tr.events, subscripts=True))
+>>> from autodiff_viz.viz.model.build import build
+>>> story = build_story(tr.events, build(tr.events, subscripts=True))
 >>> [s["phase"] for s in story["steps"]]
 ['start', 'forward', 'seed', 'backward', 'done']
 >>> row = [r for r in list(states(story))[-1]["panel"] if r["name"] == "x"][0]

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..model import details as _details
-from ..model import graph as _model
+from ..model import build as _build
 from ..model import source as _source
 from ..model import story as _story
 
@@ -32,7 +32,7 @@ def story_of_run(f, values, labels, dtype, title=None, keep_tensors=False, detai
     """
     tr, inputs, tape = _source.run_function(f, values, dtype, keep_tensors=keep_tensors)
     names = {_source.rec.tensor_id(t): lab for t, lab in zip(inputs, labels)}
-    model = _model.build(tr.events, names=names, subscripts=True)
+    model = _build.build(tr.events, names=names, subscripts=True)
     story = _story.build_story(tr.events, model, title)
     if details:
         story["details"] = _details.node_details(model)

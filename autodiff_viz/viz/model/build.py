@@ -1,0 +1,321 @@
+"""The view model: what a picture of a tape shows, built from trace events only.
+
+:func:`build` turns a list of events (see :mod:`autodiff_viz.events`) into a
+:class:`GraphModel`: nodes, edges, tapes, name scopes, gradients and the path
+from the target back to the sources.  It knows nothing about layout or
+drawing, so the graph renderer, animations and widgets can share it.
+
+It is the only code that turns events into nodes and edges: the graph, the
+step-through animation, ``explain`` and the classroom's marks all read it.
+Labels are decided here once: a variable by its name, watched tensors
+``x, y, z...`` in the order they were watched, names given with ``names=``
+first; ``subscripts=True`` numbers ops of one type (``Mul₁``, ``Mul₂``).
+
+Numbering is by first appearance in the events (``Node.id`` 0, 1, 2...,
+``Tape.index`` 1, 2...), never by the engine's global ids, so the same
+computation gives the same model run after run.  Events that break the
+schema's invariants (an id used before it exists, a backward step of an
+unknown op, a cycle, an impossible shape) raise ``TraceFormatError`` naming
+the event.
+
+>>> from autodiff_viz import events as ev
+>>> s = ev.summarize
+>>> evs = [ev.TapeBegin(0, 7), ev.Watch(1, 7, tensor=40, value=s(3.0)),
+...        ev.Op(2, 7, node=5, op_type="Mul", inputs=(40, 40), output=41, shape=(), dtype="float32",
+...              value=s(9.0))]
+>>> m = build(evs)
+>>> [(n.id, n.kind, n.label) for n in m.nodes]
+[(0, 'watched', 'x'), (1, 'op', 'Mul')]
+>>> len(m.edges)  # x*x: two edges
+2
+"""
+from __future__ import annotations
+
+from ... import events as ev
+from ...traces import check
+from .fold import _collapse
+from .graph import (CONSTANT, NUMPY, OP, SKIPPED, VARIABLE, WATCHED, Edge, Gradient, GraphModel, Node, Tape)
+from .path import _mark_path, _prune
+
+
+def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False, collapse=False, names=None,
+          subscripts=False, traced=True) -> GraphModel:
+    """Build the view model.
+
+    ``events``: a list of events (or a ``Trace``).  ``tape``: an engine tape id
+    to show only what that tape recorded (ops recorded by it, including the
+    backward passes of inner tapes); ``None`` shows every tape.
+    ``target``/``sources``: engine tensor ids to highlight the path between
+    (default: those of the selected gradient call, ``gradient=-1`` the last).
+    ``prune``: keep only the path (and the inputs of the ops on it).
+    ``collapse``: ``True`` folds every top-level name scope into one box, a
+    list of scope names folds those.  ``names``: ``{event tensor id: label}``
+    to show instead of the default labels.  ``subscripts``: number the ops of
+    one type (``Mul₁``, ``Mul₂``) and tell apart variables of one name by their
+    scope, so text can name each node.  ``traced=False``: the events came
+    from a bare tape; the model says so in a remark.
+    """
+    events = list(getattr(events, "events", events))
+    check(events)
+    b = _Builder(events, tape, names or {})
+    model = b.model()
+    model.traced = traced
+    if not traced:
+        from .source import UNTRACED_HINT  # noqa: PLC0415  (one sentence, said where sources are read)
+
+        model.remarks.append(UNTRACED_HINT)
+    if subscripts:
+        _distinct_labels(model, b)
+    _mark_path(model, b, target, sources, gradient)
+    if prune:
+        _prune(model)
+    if collapse:
+        _collapse(model, collapse)
+    model.reindex()
+    return model
+
+
+class _Builder:
+    def __init__(self, events, tape, names):
+        self.events = events
+        self.tape_filter = tape
+        self.given = dict(names)               # labels the caller chose
+        self.labels: dict[int, str] = {}       # tensor id -> a named constant's name=
+        self.letters = 0                       # watched tensors named so far (x, y, z...)
+        self.tapes: dict[int, Tape] = {}
+        self.nodes: list[Node] = []
+        self.by_raw_tensor: dict[int, Node] = {}   # engine tensor id -> node
+        self.by_raw_node: dict[int, Node] = {}     # engine node id -> node
+        self.tensor_numbers: dict[int, int] = {}
+        self.edges: list[Edge] = []
+        self.edge_at: dict[tuple, Edge] = {}       # (engine node id, input index) -> edge
+        self.gradients: list[Gradient] = []
+        self.watch: dict[int, ev.Watch] = {}
+        self.names: dict[int, str] = {}
+        self.scopes: dict[str, None] = {}
+
+    # -- numbering ------------------------------------------------------------
+    def tape_index(self, raw, begin: ev.TapeBegin | None = None) -> Tape:
+        t = self.tapes.get(raw)
+        if t is None:
+            t = self.tapes[raw] = Tape(index=len(self.tapes) + 1, raw=raw)
+        return t
+
+    def tnum(self, raw):
+        n = self.tensor_numbers.get(raw)
+        if n is None:
+            n = self.tensor_numbers[raw] = len(self.tensor_numbers)
+        return n
+
+    def new_node(self, **kw) -> Node:
+        n = Node(id=len(self.nodes), **kw)
+        self.nodes.append(n)
+        return n
+
+    def keep(self, e) -> bool:
+        return self.tape_filter is None or e.tape == self.tape_filter
+
+    # -- leaves -----------------------------------------------------------------
+    def leaf(self, raw, shape=(), dtype="", value=None, name=None) -> Node:
+        node = self.by_raw_tensor.get(raw)
+        if node is not None:
+            if not node.dtype and dtype:  # first seen without a value (a state change): fill in
+                node.shape, node.dtype = tuple(shape), dtype
+            return node
+        if value is not None and not dtype:
+            shape, dtype = value.shape, value.dtype
+        w = self.watch.get(raw)
+        name = name or self.names.get(raw) or (w.name if w else None)
+        if name is not None:
+            kind, label = VARIABLE, name.split(":")[0]
+        elif w is not None:
+            kind, label = WATCHED, self.labels.get(raw) or input_letter(self.letters)
+            self.letters += raw not in self.labels
+        else:
+            kind, label = CONSTANT, self.labels.get(raw, "const")
+        label = self.given.get(raw, label)
+        node = self.new_node(kind=kind, label=label, tensor=self.tnum(raw), shape=tuple(shape), dtype=dtype,
+                             value=value if value is not None else (w.value if w else None), _raw=raw)
+        if w is not None:
+            node.watched = "auto" if w.auto else "explicit"
+            node.trainable = w.trainable if w.variable else True
+            if node.value is None:
+                node.value = w.value
+        elif kind == VARIABLE:
+            node.trainable = False
+        self.by_raw_tensor[raw] = node
+        return node
+
+    def model(self) -> GraphModel:
+        events = self.events
+        # First pass: what is watched, and variable names (a watch may come after the first use).
+        for e in events:
+            if isinstance(e, ev.Watch) and self.keep(e):
+                prev = self.watch.get(e.tensor)
+                if prev is None or (prev.auto and not e.auto):
+                    self.watch[e.tensor] = e
+                if e.name:
+                    self.names[e.tensor] = e.name
+                if e.label:
+                    self.labels[e.tensor] = e.label
+            elif isinstance(e, ev.Op):
+                for i, nm in zip(e.inputs, e.in_names):
+                    if nm:
+                        self.names[i] = nm
+                for i, lab in zip(e.inputs, e.in_labels):
+                    if lab:
+                        self.labels[i] = lab
+            elif isinstance(e, ev.State) and e.name:
+                self.names[e.variable] = e.name
+        for e in events:
+            t = self.tape_index(e.tape)
+            if isinstance(e, ev.TapeBegin):
+                t.parent = self.tape_index(e.parent).index if e.parent is not None else None
+                t.persistent = e.persistent
+                t.watch_accessed_variables = e.watch_accessed_variables
+            elif isinstance(e, ev.TapeReset) and self.keep(e):
+                t.spent = False
+            elif isinstance(e, ev.Watch):
+                if self.keep(e):
+                    self.leaf(e.tensor, e.value.shape if e.value else (), e.value.dtype if e.value else "",
+                              e.value, e.name)
+            elif isinstance(e, ev.Op):
+                self.on_op(e, t)
+            elif isinstance(e, ev.OpSkipped):
+                if self.keep(e):
+                    self.on_skipped(e, t)
+            elif isinstance(e, ev.Leave):
+                if self.keep(e):
+                    src = self.by_raw_tensor.get(e.tensor) or self.leaf(e.tensor, value=e.value)
+                    sink = self.new_node(kind=NUMPY, label="NumPy", shape=src.shape, dtype=src.dtype,
+                                         scope=src.scope, backward_of=src.backward_of)
+                    src.notes.append(f"It left the package through {e.how}, so the tape cannot follow it further.")
+                    self.edges.append(Edge(src.id, sink.id, 0, kind="leave"))
+            elif isinstance(e, ev.State):
+                if self.keep(e):
+                    node = self.by_raw_tensor.get(e.variable) or self.leaf(e.variable, value=e.value, name=e.name)
+                    note = f"{e.how} changed it on the tape, so its earlier history is not recorded."
+                    if note not in node.notes:
+                        node.notes.append(note)
+            elif isinstance(e, ev.GradientBegin):
+                t.gradient_calls += 1
+                if self.keep(e) or self.tape_filter is None:
+                    self.gradients.append(Gradient(tape=t.index, call=e.call, method=e.method,
+                                                   targets=e.targets, sources=e.sources,
+                                                   source_names=e.source_names))
+            elif isinstance(e, ev.BackwardStep):
+                for i, s in enumerate(e.grads):
+                    edge = self.edge_at.get((e.node, i))
+                    if edge is not None:
+                        edge.grad = s
+                        g = self.current_gradient(t)
+                        if g is not None:
+                            edge.grads[(t.index, g.call)] = s
+            elif isinstance(e, ev.Accumulate):
+                g = self.current_gradient(t)
+                node = self.by_raw_tensor.get(e.tensor)
+                if node is not None and g is not None and e.total is not None:
+                    node.grads[(t.index, g.call)] = e.total
+            elif isinstance(e, ev.GradientEnd):
+                g = self.current_gradient(t)
+                if g is not None:
+                    g.results = e.results
+                    g.done = True
+                if e.spent:
+                    t.spent = True
+        for n in self.nodes:
+            if n.scope:
+                self.scopes.setdefault(n.scope, None)
+        return GraphModel(nodes=self.nodes, edges=self.edges, tapes=list(self.tapes.values()),
+                          gradients=self.gradients, scopes=list(self.scopes),
+                          selected_tape=self.tapes[self.tape_filter].index
+                          if self.tape_filter in self.tapes else None)
+
+    def current_gradient(self, t: Tape) -> Gradient | None:
+        for g in reversed(self.gradients):
+            if g.tape == t.index and not g.done:
+                return g
+        return None
+
+    def on_op(self, e: ev.Op, t: Tape):
+        if not self.keep(e):
+            return
+        node = self.by_raw_node.get(e.node)
+        if node is None:
+            ins = [self.leaf(i, shape, dt, val, nm) if self.by_raw_tensor.get(i) is None
+                   or self.by_raw_tensor[i].is_leaf else self.by_raw_tensor[i]
+                   for i, shape, dt, val, nm in _zip_inputs(e)]
+            node = self.new_node(kind=OP, label=self.given.get(e.output, e.op_type), op=e.op_type,
+                                 tensor=self.tnum(e.output),
+                                 shape=tuple(e.shape), dtype=e.dtype, value=e.value, scope=e.scope,
+                                 formula=e.formula, partials=tuple(e.partials), _raw=e.output)
+            if e.during is not None:
+                node.backward_of = self.tape_index(e.during).index
+            self.by_raw_node[e.node] = node
+            self.by_raw_tensor[e.output] = node
+            for i, src in enumerate(ins):
+                edge = Edge(src.id, node.id, i)
+                self.edges.append(edge)
+                self.edge_at[(e.node, i)] = edge
+        if t.index not in node.tapes:
+            node.tapes = node.tapes + (t.index,)
+
+    def on_skipped(self, e: ev.OpSkipped, t: Tape):
+        ins = [self.by_raw_tensor.get(i) or self.leaf(i) for i in e.inputs]
+        node = self.new_node(kind=SKIPPED, label=e.op_type, op=e.op_type, tensor=self.tnum(e.output),
+                             shape=tuple(e.shape),
+                             dtype=e.dtype, value=e.value, scope=e.scope, _raw=e.output)
+        node.notes.append(f"Not recorded: it ran under {e.reason}.")
+        self.by_raw_tensor[e.output] = node
+        t.skipped_ops += 1
+        for i, src in enumerate(ins):
+            self.edges.append(Edge(src.id, node.id, i, kind="skipped"))
+
+
+LETTERS = "xyzuvw"
+
+
+def input_letter(i: int) -> str:
+    """The label of the ``i``-th watched tensor: x, y, z, u, v, w, then x6, x7..."""
+    return LETTERS[i] if i < len(LETTERS) else f"x{i}"
+
+
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def _distinct_labels(model: GraphModel, b: _Builder):
+    """Mul₁, Mul₂... for ops of one type (and const₁, const₂...); ``scope/kernel`` for variables of one name."""
+    given = {n.id for n in model.nodes if n._raw in b.given}
+    count: dict[str, int] = {}
+    numbered = (OP, CONSTANT)
+    for n in model.nodes:
+        if n.kind in numbered and n.id not in given:
+            count[n.label] = count.get(n.label, 0) + 1
+    seen: dict[str, int] = {}
+    for n in model.nodes:
+        if n.kind in numbered and n.id not in given and count[n.label] > 1:
+            seen[n.label] = seen.get(n.label, 0) + 1
+            n.label = n.label + str(seen[n.label]).translate(_SUBSCRIPTS)
+    leaves: dict[str, int] = {}
+    for n in model.nodes:
+        if n.kind == VARIABLE:
+            leaves[n.label] = leaves.get(n.label, 0) + 1
+    used_in: dict[int, str] = {}  # node id -> the scope of its first consumer that has one
+    for e in model.edges:
+        if e.src not in used_in and model.nodes[e.dst].scope:
+            used_in[e.src] = model.nodes[e.dst].scope
+    for n in model.nodes:
+        if n.kind == VARIABLE and leaves[n.label] > 1 and n.id not in given:
+            scope = used_in.get(n.id, "")
+            if scope:
+                n.label = f"{scope.split('/')[-1]}/{n.label}"
+
+
+def _zip_inputs(e: ev.Op):
+    n = len(e.inputs)
+
+    def get(seq, i, default):
+        return seq[i] if i < len(seq) else default
+    for i in range(n):
+        yield e.inputs[i], get(e.in_shapes, i, ()), get(e.in_dtypes, i, ""), get(e.in_values, i, None), \
+            get(e.in_names, i, None)

@@ -1,0 +1,115 @@
+"""Folding: a name scope (or a Module) drawn as one box, and the middle of a graph too large to lay out."""
+from __future__ import annotations
+
+import dataclasses
+
+from .graph import NUMPY, OP, SCOPE, SKIPPED, Edge, GraphModel, Node
+from .path import _restrict
+
+
+def folded_scope(scope: str, collapse) -> str | None:
+    """The scope a node in ``scope`` folds into, or ``None``."""
+    if not scope or not collapse:
+        return None
+    if collapse is True:
+        return scope.split("/")[0]
+    for name in ([collapse] if isinstance(collapse, str) else collapse):
+        name = name.strip("/")
+        if scope == name or scope.startswith(name + "/"):
+            return name
+    return None
+
+
+def _collapse(model: GraphModel, collapse):
+    def box_of(n: Node):
+        fold = folded_scope(n.scope, collapse) if n.kind in (OP, SKIPPED, NUMPY) else None
+        if fold is None:
+            return None
+        return fold, lambda: Node(id=n.id, kind=SCOPE, label=fold.split("/")[-1],
+                                  scope=fold.rsplit("/", 1)[0] if "/" in fold else "", backward_of=n.backward_of,
+                                  notes=[f"This box folds the ops of name scope {fold}."])
+    _fold(model, box_of)
+
+
+def fold_middle(model: GraphModel, keep: int, note: str) -> int:
+    """Fold all but the first and last ``keep // 2`` nodes (in recording order) into one box; say ``note``.
+
+    For a graph too big to lay out: the start and the end of the computation
+    stay readable, the box in between says how many ops it holds, and
+    ``note`` (with ``{folded}``, the number of boxes folded) goes under the
+    picture.  Returns how many nodes were folded (0: none, the graph is
+    small enough).  Linear in the size of the graph.
+    """
+    n = len(model.nodes)
+    if n <= keep:
+        return 0
+    head = keep // 2
+    tail = n - (keep - head)
+
+    def box_of(node: Node):
+        if not head <= node.id < tail:
+            return None
+        return "folded", lambda: Node(id=node.id, kind=SCOPE, label=f"{tail - head:,} boxes folded",
+                                      notes=["This box folds the middle of a graph too big to lay out."])
+    _fold(model, box_of, keep_backward=False)
+    model.remarks.append(note.format(folded=tail - head))
+    model.reindex()
+    return tail - head
+
+
+def _fold(model: GraphModel, box_of, keep_backward=True):
+    """Fold nodes into boxes: ``box_of(node)`` is ``None`` or ``(key, make_box)``; one box per key (and per
+    backward pass, with ``keep_backward``).  A box counts the ops it holds; leaves fold in uncounted.
+    Edges through a box merge (``Edge.count``).  Linear in the size of the graph."""
+    boxes: dict[tuple, Node] = {}
+    members: dict[int, list] = {}   # box id -> ids of the ops it folds
+    owner: dict[int, int] = {}
+    new_nodes = []
+    any_dimmed = any(n.dimmed for n in model.nodes)
+    for n in model.nodes:
+        found = box_of(n)
+        if found is None:
+            new_nodes.append(n)
+            continue
+        key = (found[0], n.backward_of if keep_backward else None)
+        box = boxes.get(key)
+        if box is None:
+            box = boxes[key] = found[1]()
+            members[box.id] = []
+            new_nodes.append(box)
+        owner[n.id] = box.id
+        box.on_path = box.on_path or n.on_path
+        box.role = box.role or n.role
+        if n.kind not in (OP, SKIPPED, NUMPY):
+            continue
+        members[box.id].append(n.id)
+        if (n.op or n.label) not in box.op_types:  # the op's type, also where the user named its output
+            box.op_types = box.op_types + (n.op or n.label,)
+        box.tapes = tuple(dict.fromkeys(box.tapes + n.tapes))
+        box.shape, box.dtype, box.value = n.shape, n.dtype, n.value   # the scope's last output
+        if n.grads:
+            box.grads = dict(n.grads)
+    for box in boxes.values():
+        box.members = tuple(members[box.id])
+        box.dimmed = not box.on_path and box.role is None and any_dimmed and \
+            all(model.nodes[m].dimmed for m in box.members if m < len(model.nodes))
+    merged: dict[tuple, Edge] = {}
+    edges = []
+    for e in model.edges:
+        src, dst = owner.get(e.src, e.src), owner.get(e.dst, e.dst)
+        if src == dst:
+            continue
+        key = (src, dst, e.kind)
+        if src != e.src or dst != e.dst:
+            m = merged.get(key)
+            if m is not None:
+                m.count += 1
+                m.on_path = m.on_path or e.on_path
+                m.dimmed = m.dimmed and e.dimmed
+                continue
+            e = dataclasses.replace(e, src=src, dst=dst, grads=dict(e.grads))
+            merged[key] = e
+        edges.append(e)
+    model.nodes = new_nodes
+    model.edges = edges
+    _restrict(model, {n.id for n in new_nodes})

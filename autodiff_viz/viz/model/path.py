@@ -1,0 +1,74 @@
+"""The path a picture highlights: from the target back to the sources, and pruning to it."""
+from __future__ import annotations
+
+from .graph import CONSTANT, SCOPE, GraphModel, reachable
+
+
+def _mark_path(model: GraphModel, b, target, sources, gradient):
+    chosen = None
+    if target is None and sources is None and model.gradients:
+        pool = model.gradients
+        if model.selected_tape is not None:
+            pool = [g for g in pool if g.tape == model.selected_tape] or pool
+        try:
+            chosen = pool[gradient]
+        except IndexError:
+            chosen = pool[-1]
+        target, sources = chosen.targets, chosen.sources
+        for e in model.edges:  # label the edges with what the chosen call sent, not the last call
+            if e.grads:
+                e.grad = e.grads.get((chosen.tape, chosen.call))
+    tnodes = [b.by_raw_tensor[i] for i in _as_tuple(target) if i in b.by_raw_tensor]
+    snodes = [b.by_raw_tensor[i] for i in _as_tuple(sources) if i in b.by_raw_tensor]
+    for n in snodes:
+        n.role = "source"
+    for n in tnodes:
+        n.role = "target"  # a target that is also a source is shown as the target
+    if not tnodes:
+        return
+    fwd = reachable(model, [n.id for n in snodes])
+    back = reachable(model, [n.id for n in tnodes], forward=False)
+    if snodes:
+        path = fwd & back
+    elif _as_tuple(sources):  # sources asked for but not in the picture: nothing leads to the target
+        path = {n.id for n in tnodes}
+    else:
+        path = back
+    for n in model.nodes:
+        n.on_path = n.id in path
+        n.dimmed = not n.on_path and n.role is None
+    for e in model.edges:
+        e.on_path = e.kind == "data" and e.src in path and e.dst in path
+        e.dimmed = not e.on_path and (model.nodes[e.dst].dimmed or model.nodes[e.src].dimmed)
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, (list, tuple)):
+        return tuple(x)
+    return (x,)
+
+
+def _prune(model: GraphModel):
+    keep = {n.id for n in model.nodes if n.on_path or n.role}
+    for e in model.edges:  # keep the constants the ops on the path use (the 3 in a*3)
+        if e.dst in keep and model.nodes[e.dst].on_path and e.kind == "data" and \
+                model.nodes[e.src].kind == CONSTANT:
+            keep.add(e.src)
+    _restrict(model, keep)
+
+
+def _restrict(model: GraphModel, keep: set):
+    old = model.nodes
+    model.nodes = [n for n in old if n.id in keep]
+    renumber = {n.id: i for i, n in enumerate(model.nodes)}
+    for n in model.nodes:
+        n.id = renumber[n.id]
+        if n.kind != SCOPE:  # a folded box keeps the ids its ops had before folding
+            n.members = tuple(renumber[m] for m in n.members if m in renumber)
+    model.edges = [e for e in model.edges if e.src in renumber and e.dst in renumber]
+    for e in model.edges:
+        e.src, e.dst = renumber[e.src], renumber[e.dst]
+    held = {n.scope for n in model.nodes}
+    model.scopes = [s for s in model.scopes if s in held]
