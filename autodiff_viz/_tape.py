@@ -28,7 +28,7 @@ from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import _by_class, of_dtype
-from ._record import IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
+from ._record import IN_IDS, IN_SHAPES, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
 from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
@@ -269,20 +269,21 @@ class GradientTape:
         new_op = object.__new__
         for k in range(n - 1, -1, -1):
             rec = records[k]
-            g = grads.get(rec[OUT_ID])
+            out_id = rec[OUT_ID]
+            g = grads.get(out_id)
             if g is None:  # not on a path from a source to a target (or a spent record)
-                if free and (rec[INPUTS] is not None or rec[OUTPUT] is not None or rec[RULE] is not None):
+                if free:
                     records[k] = released(rec)
                 continue
-            prim, in_ids, out_id, saved, output, _, in_shapes, _, _, _, _, rule, _ = rec
-            rule = rule or prim.grad
+            prim, in_ids = rec[PRIM], rec[IN_IDS]
+            rule = rec[RULE] or prim.grad
             if rule is missing:
                 raise LookupError(f"gradient registry has no entry for: {prim.type}")
             # The op view the rule reads, made here without a call (what Op(rec) does).
             op = new_op(Op)
             op._r = rec
-            op.inputs = saved or (None,) * len(in_ids)
-            op.outputs = (output,)
+            op.inputs = rec[INPUTS] or (None,) * len(in_ids)
+            op.outputs = (rec[OUTPUT],)
             if rule is not_differentiable:
                 in_grads = (None,) * len(in_ids)
             else:
@@ -308,8 +309,9 @@ class GradientTape:
                     continue
                 if not isinstance(gi, Tensor):
                     gi = _t.convert_to_tensor(gi, dtype=op.in_dtypes[i])
-                if gi._value.shape != in_shapes[i]:
-                    gi = _unbroadcast(gi, in_shapes[i], op.type)
+                shape = rec[IN_SHAPES][i]
+                if gi._value.shape != shape:
+                    gi = _unbroadcast(gi, shape, op.type)
                 if emitting:
                     sent[i] = gi
                 else:
@@ -326,12 +328,7 @@ class GradientTape:
                         prev = grads.get(tid)
                         grads[tid] = totals[i] = gi if prev is None else add(prev, gi)
                         counts[tid] = tally[i] = counts.get(tid, 0) + 1
-                listener = state.direct
-                if listener is not None:
-                    listener.backward_step(self, rec, step, g, sent, totals, tally)
-                else:
-                    emit("backward_step", tape=self, node=op, upstream=g, input_grads=tuple(sent), step=step,
-                         totals=tuple(totals), counts=tuple(tally))
+                state.audience.step(self, op, step, g, sent, totals, tally)
             if free:
                 records[k] = released(rec)
                 if out_id not in source_ids:
