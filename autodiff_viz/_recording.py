@@ -74,9 +74,9 @@ class _Layout:
     Every entry begins with its head, ``_ENTRY_HEAD`` slots: its handler and
     its tape's id.  Then come ``after`` slots read as a block, its ``fields``
     in order (each name an offset attribute: ``_OP.value``), then, for ops
-    and backward steps, one ``row`` of values per input.  The writers (``_Converter.op`` and ``.step``) append
-    in this order; the handlers (``on_*``) read by these names and return
-    where the next entry starts.
+    and backward steps, one ``row`` of values per input.  The writers
+    (``_Converter.op`` and ``.step``) append in this order; the handlers
+    (``on_*``) read by these names and return where the next entry starts.
 
     >>> lay = _Layout(("a", "n_inputs"), row=("x", "y"))
     >>> lay.n_inputs, lay.columns([9, 2, 10, 20, 11, 21], 0)
