@@ -87,13 +87,13 @@ class _Layout:
         for offset, name in enumerate(fields, after):
             setattr(self, name, offset)
         self.size, self.row = after + len(fields), len(row)
+        self._cuts = tuple(slice(j, None, len(row)) for j in range(len(row)))  # one per row field
 
     def columns(self, buf, k):
         """Each row field's values, one per input, and where the entry starting at ``k`` ends."""
         start = k + self.size
         end = start + self.row * buf[k + self.n_inputs]
-        rows = buf[start:end]
-        return [rows[j::self.row] for j in range(self.row)], end
+        return list(map(buf[start:end].__getitem__, self._cuts)), end
 
 
 _ENTRY_HEAD = 2  # an entry's handler, then its tape's id
