@@ -40,9 +40,10 @@ _record_ids = itertools.count(1).__next__
 # (let go once the tape is done with it: see ``released``).  A record is a plain tuple read by
 # these names: a tuple subclass with named fields (a namedtuple built with tuple.__new__) made
 # W1 about 14% slower (each record and released copy misses the tuple's free list).
-PRIM, IN_IDS, OUT_ID, ATTRS, IN_SHAPES, IN_DTYPES, OUT_SHAPE, OUT_DTYPE, SCOPE, ID, INPUTS, OUTPUT, RULE = range(13)
-FACTS = INPUTS
-_LET_GO = (None,) * (RULE + 1 - FACTS)  # the values, once a tape has let them go
+(PRIM, IN_IDS, OUT_ID, ATTRS, IN_SHAPES, IN_DTYPES, OUT_SHAPE, OUT_DTYPE, SCOPE, ID,
+ INPUTS, OUTPUT, RULE) = _FIELDS = range(13)
+FACTS = INPUTS  # rec[:FACTS] are the plain facts, rec[FACTS:] the values
+_LET_GO = (None,) * (len(_FIELDS) - FACTS)  # the values, once a tape has let them go
 
 
 class Op:
