@@ -276,14 +276,15 @@ class GradientTape:
                     records[k] = released(rec)
                 continue
             prim, in_ids = rec[PRIM], rec[IN_IDS]
-            rule = rec[RULE] or prim.grad
+            saved, output, own_rule = rec[INPUTS], rec[OUTPUT], rec[RULE]  # (what a released record lets go)
+            rule = own_rule or prim.grad
             if rule is missing:
                 raise LookupError(f"gradient registry has no entry for: {prim.type}")
             # The op view the rule reads, made here without a call (what Op(rec) does).
             op = new_op(Op)
             op._r = rec
-            op.inputs = rec[INPUTS] or (None,) * len(in_ids)
-            op.outputs = (rec[OUTPUT],)
+            op.inputs = saved or (None,) * len(in_ids)
+            op.outputs = (output,)
             if rule is not_differentiable:
                 in_grads = (None,) * len(in_ids)
             else:
@@ -330,7 +331,8 @@ class GradientTape:
                         counts[tid] = tally[i] = counts.get(tid, 0) + 1
                 state.audience.step(self, op, step, g, sent, totals, tally)
             if free:
-                records[k] = released(rec)
+                if saved is not None or output is not None or own_rule is not None:  # (else released(rec) is rec)
+                    records[k] = released(rec)
                 if out_id not in source_ids:
                     del grads[out_id]
         if free:
