@@ -275,7 +275,7 @@ class GradientTape:
                 if free:
                     records[k] = released(rec)
                 continue
-            prim, in_ids = rec[PRIM], rec[IN_IDS]
+            prim, in_ids, in_shapes = rec[PRIM], rec[IN_IDS], rec[IN_SHAPES]
             saved, output, own_rule = rec[INPUTS], rec[OUTPUT], rec[RULE]  # (what a released record lets go)
             rule = own_rule or prim.grad
             if rule is missing:
@@ -310,9 +310,8 @@ class GradientTape:
                     continue
                 if not isinstance(gi, Tensor):
                     gi = _t.convert_to_tensor(gi, dtype=op.in_dtypes[i])
-                shape = rec[IN_SHAPES][i]
-                if gi._value.shape != shape:
-                    gi = _unbroadcast(gi, shape, op.type)
+                if gi._value.shape != in_shapes[i]:
+                    gi = _unbroadcast(gi, in_shapes[i], op.type)
                 if emitting:
                     sent[i] = gi
                 else:
