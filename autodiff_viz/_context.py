@@ -24,6 +24,38 @@ import contextlib
 import threading
 
 
+class _Nobody:
+    """The audience of a thread with no listener (while another thread has one): it hears nothing."""
+
+    __slots__ = ()
+
+    def op(self, tape, rec, output, inputs) -> None:
+        pass
+
+    def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
+        pass
+
+
+NOBODY = _Nobody()
+
+
+class _Everyone:
+    """The audience of a thread with several listeners: each hears every op and step."""
+
+    __slots__ = ("listeners",)
+
+    def __init__(self, listeners):
+        self.listeners = tuple(listeners)
+
+    def op(self, tape, rec, output, inputs) -> None:
+        for listener in self.listeners:
+            listener.op(tape, rec, output, inputs)
+
+    def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
+        for listener in self.listeners:
+            listener.step(tape, node, step, upstream, grads, totals, counts)
+
+
 class _State(threading.local):
     """This thread's part: read with ``state.tapes`` and so on."""
 
@@ -32,8 +64,8 @@ class _State(threading.local):
         self.set_aside: list = []      # tape stacks that hidden_from_tapes/outer_only put aside, innermost last
         self.accumulators: list = []   # ForwardAccumulators, outermost first
         self.scopes: list = []         # name_scope names, outermost first
-        self.listeners: list = []      # callables (kind, payload), added by ad.trace()
-        self.direct = None             # the one listener, when it alone listens and takes records (_choose_direct)
+        self.listeners: list = []      # listeners (see listen), added by ad.trace() and extend.announcements
+        self.audience = NOBODY         # who hears ops and backward steps: see _choose_audience
         self.open_traces: list = []    # ad.trace() blocks running, innermost last
         self.closed_traces: list = []  # weak references to the last traces closed, newest last
 
@@ -172,11 +204,15 @@ def name_scope(name: str):
 # ---------------------------------------------------------------------------
 # Hooks: where the engine announces what it does (ad.trace() listens)
 # ---------------------------------------------------------------------------
-# The engine calls ``emit(kind, **payload)`` only while ``LISTENING[0]``.
+# The engine announces an op and a backward step one way, ``state.audience.op(tape,
+# record, output, inputs)`` and ``state.audience.step(tape, node, step, upstream, grads,
+# totals, counts)``, and everything else with ``emit(kind, **payload)``; both only while
+# ``LISTENING[0]``.  A listener is an object with those two methods that is also called
+# as ``listener(kind, payload)`` for the other kinds: a trace is one
+# (``_recording._Converter``); ``extend.announcements`` wraps a plain callable in
+# ``_record.Payloads``, which hands it every kind as a payload dict of its own.
 # Payloads are engine objects; ``autodiff_viz._recording`` turns them into events.
-# Each listener gets a payload dict of its own (it may keep or change it).  For
-# ``op`` and ``backward_step``, a listener alone in its thread that takes records
-# (a trace does) is called with the record instead (``state.direct``, see :func:`_choose_direct`).
+# The kinds and their payload keys (``op`` and ``backward_step`` as ``Payloads`` writes them):
 # - ``tape_begin``: tape, parent (the id of the tape it is nested in, or None), persistent,
 #   watch_accessed_variables;  ``tape_end`` / ``tape_reset``: tape
 # - ``watch``: tape, tensor, auto (True when a variable was watched on read)
@@ -184,12 +220,13 @@ def name_scope(name: str):
 # - ``op_skipped``: tape, op_type, inputs, output, reason ("stop_recording")
 # - ``leave``: tape, tensor, how ("numpy");  ``state``: tape, variable, how ("assign_add"...)
 # - ``gradient_begin``: tape, targets, sources, method ("gradient"/"jacobian"/"batch_jacobian")
-# - ``backward_step``: tape, node, upstream, input_grads (one tensor or None per input), step,
-#   and per input what its gradient adds up to after this step: totals (tensor or None), counts
+# - ``backward_step``: tape, node (the op view the rule got), upstream, input_grads (one tensor
+#   or None per input), step, and per input what its gradient adds up to after this step:
+#   totals (tensor or None), counts
 # - ``accumulate``: tape, tensor_id, contribution, total, count, node (None: a target's seed)
 # - ``gradient_end``: tape, sources, results, spent
 def emit(kind: str, /, **payload) -> None:
-    """Tell this thread's listeners what happened."""
+    """Tell this thread's listeners what happened (each gets a payload dict of its own)."""
     listeners = state.listeners
     if len(listeners) == 1:  # (one trace open: the common case, without a copy of the list)
         listeners[0](kind, payload)
@@ -198,30 +235,28 @@ def emit(kind: str, /, **payload) -> None:
         listener(kind, dict(payload))
 
 
-def _choose_direct() -> None:
-    """Keep ``state.direct``: this thread's listener when it alone listens and takes records, else None.
+def _choose_audience() -> None:
+    """Keep ``state.audience``: the thread's one listener itself, all of them, or nobody.
 
-    A trace does (it has ``takes_records``, ``record_op`` and ``backward_step``):
-    for the two announcements of every op the engine then calls
-    ``state.direct.record_op(...)`` and ``.backward_step(...)`` with the record
-    as it is, skipping the payload dict and the op view that other listeners get.
+    Chosen when a listener comes or goes, so an op's announcement is one
+    method call on the hot path: a lone trace is called with the record as
+    it is, no payload dict or op view made.
     """
     listeners = state.listeners
-    alone = listeners[0] if len(listeners) == 1 else None
-    state.direct = alone if getattr(alone, "takes_records", False) else None
+    state.audience = listeners[0] if len(listeners) == 1 else _Everyone(listeners) if listeners else NOBODY
 
 
 def listen(listener) -> None:
-    """Add a listener for this thread's announcements."""
+    """Add a listener for this thread's announcements (see the comment above :func:`emit`)."""
     state.listeners.append(listener)
-    _choose_direct()
+    _choose_audience()
     _count(LISTENING, 1)
 
 
 def unlisten(listener) -> None:
     if listener in state.listeners:
         state.listeners.remove(listener)
-        _choose_direct()
+        _choose_audience()
         _count(LISTENING, -1)
 
 

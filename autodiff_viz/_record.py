@@ -1,7 +1,7 @@
 """Recording: how one op that ran becomes a record on the tapes of this thread.
 
-A record is a plain tuple (cheap to build on every op); the names below give
-its fields.  Gradient rules and trace events see a record through
+A record is a plain tuple (cheap to build on every op) whose fields are
+named once, below.  Gradient rules and trace events see a record through
 :class:`Op`, TensorFlow's op view (``op.inputs``, ``op.outputs``,
 ``op.get_attr(...)``, ``op.type``), made only when one is needed.
 
@@ -29,14 +29,21 @@ import itertools
 
 import numpy as _np
 
-from ._context import LISTENING, emit, state
+from ._context import LISTENING, state
 from ._dtypes import of_dtype
 
 _record_ids = itertools.count(1).__next__
-_new = object.__new__
 
-# The fields of a record, in order.
-PRIM, IN_IDS, OUT_ID, INPUTS, OUTPUT, ATTRS, IN_SHAPES, IN_DTYPES, OUT_SHAPE, OUT_DTYPE, SCOPE, RULE, ID = range(13)
+
+# A record's fields, in order: the one place they are declared.  First what the op was (plain
+# facts, kept for as long as the tape lives: rec[:FACTS]), then what its gradient rule reads
+# (let go once the tape is done with it: see ``released``).  A record is a plain tuple read by
+# these names: a tuple subclass with named fields (a namedtuple built with tuple.__new__) made
+# W1 about 14% slower (each record and released copy misses the tuple's free list).
+(PRIM, IN_IDS, OUT_ID, ATTRS, IN_SHAPES, IN_DTYPES, OUT_SHAPE, OUT_DTYPE, SCOPE, ID,
+ INPUTS, OUTPUT, RULE) = _FIELDS = range(13)
+FACTS = INPUTS  # rec[:FACTS] are the plain facts, rec[FACTS:] the values
+_LET_GO = (None,) * (len(_FIELDS) - FACTS)  # the values, once a tape has let them go
 
 
 class Op:
@@ -107,7 +114,8 @@ class Op:
     @property
     def name(self) -> str:
         """The op's name with its scope, e.g. ``"dense/MatMul"``."""
-        scope, kind = self._r[SCOPE], self._r[PRIM].type
+        rec = self._r
+        scope, kind = rec[SCOPE], rec[PRIM].type
         return f"{scope}/{kind}" if scope else kind
 
     @property
@@ -220,8 +228,8 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
     else:
         out_shape, out_dtype = _FACTS.get(type(v)) or _value_facts(v)
     scopes = state.scopes
-    return (prim, in_ids, out._id, saved, out if save_out else None, attrs, shapes, dtypes, out_shape, out_dtype,
-            "/".join(scopes) if scopes else "", rule, _record_ids())
+    return (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, "/".join(scopes) if scopes else "",
+            _record_ids(), saved, out if save_out else None, rule)  # (in the order of the names above)
 
 
 # A NumPy number's shape and dtype follow from its type (np.float32: () and float32), and
@@ -279,24 +287,25 @@ def remember(cache: dict, key, value, limit: int = 4096):
     return value
 
 
-def released(rec) -> tuple:
+def released(rec: tuple) -> tuple:
     """The record without its saved values and rule: what a tape keeps once it is done with it.
 
     A record shared by nested tapes keeps its values for as long as another
-    tape still holds the full tuple.
+    tape still holds the full record.
     """
-    prim, in_ids, out_id, saved, output, attrs, shapes, dtypes, shape, dtype, scope, rule, ident = rec
-    if saved is None and output is None and rule is None:
+    if rec[INPUTS] is None and rec[OUTPUT] is None and rec[RULE] is None:
         return rec
-    return (prim, in_ids, out_id, None, None, attrs, shapes, dtypes, shape, dtype, scope, None, ident)
+    return rec[:FACTS] + _LET_GO
 
 
-FACTS = (PRIM, IN_IDS, OUT_ID, ATTRS, IN_SHAPES, IN_DTYPES, OUT_SHAPE, OUT_DTYPE, SCOPE, ID)  # a record's plain facts
+def from_facts(facts) -> tuple:
+    """A released record made from its plain facts (``rec[:FACTS]`` of a record).
 
-
-def from_facts(prim, in_ids, out_id, attrs, shapes, dtypes, shape, dtype, scope, ident) -> tuple:
-    """A released record made from its plain facts (the fields ``FACTS`` names, in that order)."""
-    return (prim, in_ids, out_id, None, None, attrs, shapes, dtypes, shape, dtype, scope, None, ident)
+    >>> rec = from_facts(range(FACTS))
+    >>> rec[OUT_ID], rec[ID], rec[RULE]
+    (2, 9, None)
+    """
+    return tuple(facts) + _LET_GO
 
 
 def _needs_gradient(t, tapes) -> bool:
@@ -346,17 +355,44 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
         tape._records.append(rec)
         live.add(out._id)
         if LISTENING[0]:
-            listener = state.direct
-            if listener is not None:
-                listener.record_op(tape, rec, out, inputs)
-            else:
-                node = _new(Op)  # (Op(rec) without the call: its inputs and outputs fill in when read)
-                node._r = rec
-                emit("op", tape=tape, node=node, output=out, inputs=inputs)
+            state.audience.op(tape, rec, out, inputs)
     accumulators = state.accumulators
     if accumulators:
         for k in range(len(accumulators) - 1, -1, -1):  # innermost first
             accumulators[k]._on_op(k, prim, inputs, attrs, out, rule)
+
+
+class Payloads:
+    """A listener that is a plain callable ``(kind, payload)``, as ``extend.announcements`` takes one.
+
+    It hears ops and backward steps as payload dicts too (see
+    ``_context.emit`` for the kinds and keys), each announcement a dict of its own.
+
+    >>> seen = []
+    >>> Payloads(lambda kind, p: seen.append((kind, sorted(p))))("tape_end", {"tape": None})
+    >>> seen
+    [('tape_end', ['tape'])]
+    """
+
+    __slots__ = ("listener",)
+
+    def __init__(self, listener):
+        self.listener = listener
+
+    def __call__(self, kind, payload) -> None:
+        self.listener(kind, payload)
+
+    def op(self, tape, rec, output, inputs) -> None:
+        node = _new_op(Op)  # (Op(rec) without the call: its inputs and outputs fill in when read)
+        node._r = rec
+        self.listener("op", {"tape": tape, "node": node, "output": output, "inputs": inputs})
+
+    def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
+        self.listener("backward_step", {"tape": tape, "node": node, "upstream": upstream, "input_grads": tuple(grads),
+                                        "step": step, "totals": tuple(totals), "counts": tuple(counts)})
+
+
+_new_op = object.__new__
 
 
 def note_leave(tensor, how) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import operator
 import warnings
 import weakref
 
@@ -30,7 +29,7 @@ import numpy as np
 
 from . import _backend, _context
 from . import events as _events
-from ._record import FACTS as _FACTS, ID, IN_IDS, OUT_ID, PRIM, Op as _OpView, from_facts
+from ._record import FACTS, ID, IN_IDS, OUT_ID, PRIM, Op as _OpView, from_facts
 from ._registry import PRIMITIVES
 from ._tape import GradientTape
 from ._tensor import ResourceVariable, Tensor
@@ -67,6 +66,48 @@ def _plain(value, depth=0):
     return repr(value)[:80]
 
 
+# ---------------------------------------------------------------------------
+# The waiting list: its entries' layout, declared once
+# ---------------------------------------------------------------------------
+class _Layout:
+    """Where an entry's fields lie in the waiting list, counted from after its head.
+
+    Every entry begins with its head, ``_ENTRY_HEAD`` slots: its handler and
+    its tape's id.  Then come ``after`` slots read as a block, its ``fields``
+    in order (each name an offset attribute: ``_OP.value``), then, for ops
+    and backward steps, one ``row`` of values per input.  The writers
+    (``_Converter.op`` and ``.step``) append in this order; the handlers
+    (``on_*``) read by these names and return where the next entry starts.
+
+    >>> lay = _Layout(("a", "n_inputs"), row=("x", "y"))
+    >>> lay.n_inputs, lay.columns([9, 2, 10, 20, 11, 21], 0)
+    (1, ([[10, 11], [20, 21]], 6))
+    """
+
+    def __init__(self, fields, row=(), after=0):
+        for offset, name in enumerate(fields, after):
+            setattr(self, name, offset)
+        self.size, self.row = after + len(fields), len(row)
+        self._cuts = tuple(slice(j, None, len(row)) for j in range(len(row)))  # one per row field
+
+    def columns(self, buf, k):
+        """Each row field's values, one per input, and where the entry starting at ``k`` ends."""
+        start = k + self.size
+        end = start + self.row * buf[k + self.n_inputs]
+        return list(map(buf[start:end].__getitem__, self._cuts)), end
+
+
+_ENTRY_HEAD = 2  # an entry's handler, then its tape's id
+# Any announcement but an op or a step: its payload dict (tape taken out).
+_PAYLOAD = _Layout(("payload",))
+# An op: its record's plain facts (rec[:FACTS], a block) and its output's raw value; per input,
+# its variable name, its label and its raw value (see _write_inputs).
+_OP = _Layout(("value", "n_inputs"), row=("name", "label", "raw"), after=FACTS)
+# A backward step: its record's id, type and tensor ids, the step number and the upstream gradient;
+# per input, the gradient it was sent, its total so far and how many it has had.
+_STEP = _Layout(("node", "op_type", "inputs", "output", "step", "upstream", "n_inputs"), row=("sent", "total", "count"))
+
+
 class _Converter:
     """Listens to the engine's hooks and appends plain events to a list."""
 
@@ -78,9 +119,9 @@ class _Converter:
         # Announcements whose values are all small and immutable (scalars, tensors of a few values)
         # wait here and become events when the trace is read: a traced loop pays only the append.
         # A variable (its value may change) or a large array (the trace must not keep it) turns
-        # everything waiting into events at once, in order.  They wait in one flat list, each as
-        # [handler, tape id, facts...], without their tape (the tape holds the trace: that
-        # would be a cycle) and, for ops and backward steps, as plain facts (see record_op).
+        # everything waiting into events at once, in order.  They wait in one flat list (laid
+        # out as _Layout says), without their tape (the tape holds the trace: that would be
+        # a cycle) and, for ops and backward steps, as plain facts (see op and step).
         self.pending: list = []
         trace._recorder = self
         self.max_events = max_events
@@ -108,30 +149,20 @@ class _Converter:
         self.events.append(_events.make(cls, len(self.events), tape, **fields))
 
     def __call__(self, kind: str, p: dict) -> None:
-        if kind == "op":
-            self.record_op(p["tape"], p["node"]._r, p["output"], p["inputs"])
-            return
-        if kind == "backward_step":
-            self.backward_step(p["tape"], p["node"]._r, p["step"], p["upstream"], p["input_grads"], p["totals"],
-                               p["counts"])
-            return
         handler = self.handlers.get(kind)
         if handler is None:
             return
         tid = self._tape_id(p.pop("tape"))  # (the payload is this listener's own)
         pending = self.pending
         mark = len(pending)
-        pending += (handler, tid, p)
+        pending += (handler, tid, p)  # (_PAYLOAD)
         self._wait_or_now(mark, _can_wait(kind, p))
 
-    # The two announcements of every op and every backward step.  The engine calls these
-    # directly when this trace is the thread's only listener (no payload dict, no op view).
-    # They write the record's plain facts and raw values into the waiting list: a waiting
-    # announcement holds no tensor, record, op view or container of its own, so a traced
-    # loop leaves the garbage collector nothing new to walk.
-    takes_records = True
-
-    def record_op(self, tape, rec, out, inputs) -> None:
+    # The two announcements of every op and every backward step (see _context.emit).  They
+    # write the record's plain facts and raw values into the waiting list, in the order
+    # _OP and _STEP declare: a waiting announcement holds no tensor, record, op view or
+    # container of its own, so a traced loop leaves the garbage collector nothing new to walk.
+    def op(self, tape, rec, out, inputs) -> None:
         tid = tape._id
         if tid not in self.tapes:
             self._tape_id(tape)
@@ -141,17 +172,18 @@ class _Converter:
         mark = len(pending)
         v = out._value
         pending += (_Converter.on_op, tid)
-        pending += _facts_of(rec)  # (not the record: it holds values its tape lets go of in the backward pass)
+        pending += rec[:FACTS]  # (not the record: it holds values its tape lets go of in the backward pass)
         pending += (v, len(inputs))
         self._wait_or_now(mark, _write_inputs(pending, inputs) and _small_raw(v))
 
-    def backward_step(self, tape, rec, step, upstream, grads, totals, counts) -> None:
+    def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
         tid = tape._id
         if tid not in self.tapes:
             self._tape_id(tape)
         pending = self.pending
         mark = len(pending)
         up = upstream._value
+        rec = node._r
         pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up, len(grads))
         waits = _small_raw(up)
         for g, t, c in zip(grads, totals, counts):
@@ -178,7 +210,7 @@ class _Converter:
         del pending[mark:]
         if pending:  # what waits before it becomes events first
             self.flush()
-        entry[0](self, entry[1], entry, 2)
+        entry[0](self, entry[1], entry, _ENTRY_HEAD)
         self.room = self._room()
 
     def _room(self):
@@ -192,57 +224,56 @@ class _Converter:
         pending, self.pending = self.pending, []
         k, n = 0, len(pending)
         while k < n:  # each handler reads its facts and returns where the next announcement starts
-            k = pending[k](self, pending[k + 1], pending, k + 2)
+            k = pending[k](self, pending[k + 1], pending, k + _ENTRY_HEAD)
         self.room = self._room()
 
     def on_tape_begin(self, tid, buf, k):
-        p = buf[k]
+        p = buf[k + _PAYLOAD.payload]
         self._add(TapeBegin, tid, parent=p["parent"], persistent=p["persistent"],
                   watch_accessed_variables=p["watch_accessed_variables"])
-        return k + 1
+        return k + _PAYLOAD.size
 
     def on_tape_end(self, tid, buf, k):
         self._add(TapeEnd, tid)
-        return k + 1
+        return k + _PAYLOAD.size
 
     def on_tape_reset(self, tid, buf, k):
         self._add(TapeReset, tid)
-        return k + 1
+        return k + _PAYLOAD.size
 
     def on_watch(self, tid, buf, k):
-        p = buf[k]
+        p = buf[k + _PAYLOAD.payload]
         if self.tensors is not None:
             self.tensors[p["tensor"]._id] = p["tensor"]
         self._add(Watch, tid, **watch_fields(p["tensor"], bool(p.get("auto", False))))
-        return k + 1
+        return k + _PAYLOAD.size
 
     def on_op(self, tid, buf, k):
-        node = _OpView(from_facts(*buf[k:k + 10]))
-        out, n = buf[k + 10], buf[k + 11]
-        facts = buf[k + 12:k + 12 + 3 * n]
-        value = summarize(out)
+        node = _OpView(from_facts(buf[k:k + FACTS]))
+        (names, labels, raws), end = _OP.columns(buf, k)
+        value = summarize(buf[k + _OP.value])
         self.outputs[node.out_id] = value
-        self._add(Op, tid, **_op_fields(node, facts[0::3], facts[1::3], facts[2::3], self.outputs), value=value,
+        self._add(Op, tid, **_op_fields(node, names, labels, raws, self.outputs), value=value,
                   during=self.in_gradient[-1] if self.in_gradient else None)
-        return k + 12 + 3 * n
+        return end
 
     def on_op_skipped(self, tid, buf, k):
-        p = buf[k]
+        p = buf[k + _PAYLOAD.payload]
         self._add(OpSkipped, tid, **skipped_fields(p))
-        return k + 1
+        return k + _PAYLOAD.size
 
     def on_leave(self, tid, buf, k):
-        p = buf[k]
+        p = buf[k + _PAYLOAD.payload]
         self._add(Leave, tid, **leave_fields(p))
-        return k + 1
+        return k + _PAYLOAD.size
 
     def on_state(self, tid, buf, k):
-        p = buf[k]
+        p = buf[k + _PAYLOAD.payload]
         self._add(State, tid, **state_fields(p))
-        return k + 1
+        return k + _PAYLOAD.size
 
     def on_gradient_begin(self, tid, buf, k):
-        p = buf[k]
+        p = buf[k + _PAYLOAD.payload]
         if tid in self.in_gradient:  # a previous call on this tape raised before its end event
             del self.in_gradient[self.in_gradient.index(tid):]
         self.in_gradient.append(tid)
@@ -254,38 +285,38 @@ class _Converter:
                   source_dtypes=tuple(_dtype_name(s) for s in sources),
                   target_dtypes=tuple(_dtype_name(t) for t in targets),
                   target_values=tuple(summarize(t) for t in targets))
-        return k + 1
+        return k + _PAYLOAD.size
 
     def on_backward_step(self, tid, buf, k):
         # The step's event, then one accumulate event per input that got a gradient.
-        node, op_type, in_ids, out_id, step, upstream, n = buf[k:k + 7]
-        facts = buf[k + 7:k + 7 + 3 * n]
-        sent, totals, counts = facts[0::3], facts[1::3], facts[2::3]
+        node, in_ids = buf[k + _STEP.node], buf[k + _STEP.inputs]
+        (sent, totals, counts), end = _STEP.columns(buf, k)
         grads = tuple([summarize(g) for g in sent])
-        self._add(BackwardStep, tid, node=node, op_type=op_type, step=int(step), inputs=tuple(in_ids),
-                  output=out_id, upstream=summarize(upstream), grads=grads)
+        self._add(BackwardStep, tid, node=node, op_type=buf[k + _STEP.op_type], step=int(buf[k + _STEP.step]),
+                  inputs=tuple(in_ids), output=buf[k + _STEP.output], upstream=summarize(buf[k + _STEP.upstream]),
+                  grads=grads)
         for i, g in enumerate(sent):
             if g is not None:
                 total = totals[i]
                 self._add(Accumulate, tid, tensor=in_ids[i], node=node, count=int(counts[i]), contribution=grads[i],
                           total=grads[i] if total is g else summarize(total))
-        return k + 7 + 3 * n
+        return end
 
     def on_accumulate(self, tid, buf, k):  # (a target's seed: the steps' own come with backward_step)
-        p = buf[k]
+        p = buf[k + _PAYLOAD.payload]
         contribution, total = p["contribution"], p["total"]
         c = summarize(contribution)
         self._add(Accumulate, tid, tensor=p["tensor_id"], node=None, count=int(p.get("count", 1)), contribution=c,
                   total=c if total is contribution else summarize(total))
-        return k + 1
+        return k + _PAYLOAD.size
 
     def on_gradient_end(self, tid, buf, k):
-        p = buf[k]
+        p = buf[k + _PAYLOAD.payload]
         if tid in self.in_gradient:
             del self.in_gradient[self.in_gradient.index(tid):]
         self._add(GradientEnd, tid, sources=tuple(s._id for s in p["sources"]),
                   results=tuple(summarize(r) for r in p["results"]), spent=bool(p.get("spent", False)))
-        return k + 1
+        return k + _PAYLOAD.size
 
 
 # One function per event kind, shared by live recording and :func:`from_tape` (whose
@@ -325,7 +356,7 @@ _VALUES = {
 }
 
 
-# What ops and backward steps write into the waiting list (see _Converter.record_op).
+# What ops and backward steps write into the waiting list (see _Converter.op).
 def _small_raw(v) -> bool:
     """Whether a raw value can wait: None, a NumPy scalar, or a NumPy array of a few values."""
     return v is None or isinstance(v, np.generic) or type(v) is np.ndarray and v.size <= _HEAD
@@ -345,9 +376,6 @@ def _write_inputs(buf, inputs) -> bool:
             buf += (None, t.name, v)
             waits = waits and _small_raw(v)
     return waits
-
-
-_facts_of = operator.itemgetter(*_FACTS)
 
 
 def _can_wait(kind: str, p: dict) -> bool:

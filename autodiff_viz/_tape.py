@@ -28,7 +28,7 @@ from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import _by_class, of_dtype
-from ._record import IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
+from ._record import IN_IDS, IN_SHAPES, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
 from ._shape import broadcast_axes
 from ._tensor import ResourceVariable, Tensor
 
@@ -274,13 +274,15 @@ class GradientTape:
         new_op = object.__new__
         for k in range(n - 1, -1, -1):
             rec = records[k]
-            g = grads.get(rec[OUT_ID])
+            out_id = rec[OUT_ID]
+            g = grads.get(out_id)
             if g is None:  # not on a path from a source to a target (or a spent record)
-                if free and (rec[INPUTS] is not None or rec[OUTPUT] is not None or rec[RULE] is not None):
+                if free:
                     records[k] = released(rec)
                 continue
-            prim, in_ids, out_id, saved, output, _, in_shapes, _, _, _, _, rule, _ = rec
-            rule = rule or prim.grad
+            prim, in_ids, in_shapes = rec[PRIM], rec[IN_IDS], rec[IN_SHAPES]
+            saved, output, own_rule = rec[INPUTS], rec[OUTPUT], rec[RULE]  # (what a released record lets go)
+            rule = own_rule or prim.grad
             if rule is missing:
                 raise LookupError(f"gradient registry has no entry for: {prim.type}")
             # The op view the rule reads, made here without a call (what Op(rec) does).
@@ -331,14 +333,10 @@ class GradientTape:
                         prev = grads.get(tid)
                         grads[tid] = totals[i] = gi if prev is None else add(prev, gi)
                         counts[tid] = tally[i] = counts.get(tid, 0) + 1
-                listener = state.direct
-                if listener is not None:
-                    listener.backward_step(self, rec, step, g, sent, totals, tally)
-                else:
-                    emit("backward_step", tape=self, node=op, upstream=g, input_grads=tuple(sent), step=step,
-                         totals=tuple(totals), counts=tuple(tally))
+                state.audience.step(self, op, step, g, sent, totals, tally)
             if free:
-                records[k] = released(rec)
+                if saved is not None or output is not None or own_rule is not None:  # (else released(rec) is rec)
+                    records[k] = released(rec)
                 if out_id not in source_ids:
                     del grads[out_id]
         if free:

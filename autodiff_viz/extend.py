@@ -57,6 +57,7 @@ experiment) is done for the length of a block with
 import contextlib
 
 from ._context import listen, unlisten
+from ._record import Payloads
 from ._registry import NOT_DIFFERENTIABLE, PRIMITIVES, defop, gradient_override, has_rule, lookup
 from ._tensor import as_tensor, execute, numeric
 from .errors import InvalidArgumentError
@@ -95,8 +96,9 @@ def announcements(listener):
     >>> seen
     ['tape_begin', 'watch', 'op', 'tape_end']
     """
-    listen(listener)
+    heard = Payloads(listener)
+    listen(heard)
     try:
         yield listener
     finally:
-        unlisten(listener)
+        unlisten(heard)

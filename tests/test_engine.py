@@ -403,68 +403,6 @@ def test_a_chain_of_100k_ops_differentiates_without_recursion():
     assert float(tape.gradient(y, x)) == 1.0
 
 
-def test_saved_values_are_only_what_rules_need():
-    x = ad.constant([1.0, -2.0])
-    with ad.GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        a = x + 1.0
-        r = ad.nn.relu(a)
-        m = r * x
-    add, relu, mul = tape._ops()
-    assert add.inputs == (None, None) and add.outputs == (None,)
-    assert relu.inputs == (None,) and relu.outputs[0] is r
-    assert mul.inputs[0] is r and mul.inputs[1] is x
-
-
-def test_what_a_two_input_op_keeps_follows_which_inputs_need_a_gradient():
-    # Mul's rule reads the other input; Pow's output is read only for the exponent's gradient.
-    x, c = ad.constant(2.0), ad.constant(3.0)
-    v = ad.Variable(5.0)
-    with ad.GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        cx, xc, xx, xv = c * x, x * c, x * x, x * v
-        base_only, exponent = ad.pow(x, c), ad.pow(c, x)
-    ops = tape._ops()
-    assert ops[0].inputs == (c, None) and ops[1].inputs == (None, c)  # c needs no gradient: x is not kept
-    assert ops[2].inputs == (x, x)
-    assert ops[3].inputs[0] is x and ops[3].inputs[1] is not None  # a trainable variable needs one (its snapshot)
-    assert float(ops[3].inputs[1]) == 5.0
-    assert ops[4].outputs == (None,) and ops[5].outputs[0] is exponent
-    gx, gv = tape.gradient([cx, xc, xx, xv, base_only, exponent], [x, v])
-    assert float(gx) == pytest.approx(3.0 + 3.0 + 4.0 + 5.0 + 3.0 * 4.0 + 9.0 * np.log(3.0), rel=1e-6)
-    assert float(gv) == 2.0
-    # Nested tapes: each input counts if either tape watches it.
-    with ad.GradientTape() as outer:
-        outer.watch(c)
-        with ad.GradientTape() as inner:
-            inner.watch(x)
-            y = x * c
-    assert inner._ops()[0].inputs == (x, c)
-    assert float(inner.gradient(y, x)) == 3.0 and float(outer.gradient(y, c)) == 2.0
-
-
-def test_records_hold_the_shapes_and_dtypes_of_scalars_and_arrays_alike():
-    # NumPy numbers' facts are looked up by type, arrays' are read: both must be the values' own.
-    values = [ad.constant(1.5), ad.constant(2, dtype=ad.int32), ad.constant(1.5, dtype=ad.float64),
-              ad.constant([1.0, 2.0]), ad.constant([[1.0], [2.0]], dtype=ad.float64)]
-    with ad.GradientTape(persistent=True) as tape:
-        tape.watch([values[0]] + values[2:])
-        with pytest.warns(UserWarning, match="must be floating"):
-            tape.watch(values[1])  # (recorded all the same: the int ops' facts are checked too)
-        cases = []
-        for a in values:
-            for b in values:
-                if a.dtype == b.dtype:
-                    cases.append(((a, b), a * b))
-            cases.append(((a,), -a))
-            cases.append(((a, a, a), ad.add_n([a, a, a])))
-    for op, (inputs, out) in zip(tape._ops(), cases):
-        assert op.in_shapes == tuple(tuple(np.shape(t.numpy())) for t in inputs)
-        assert op.in_dtypes == tuple(t.dtype for t in inputs)
-        assert (op.out_shape, op.out_dtype) == (tuple(np.shape(out.numpy())), out.dtype)
-    assert len(tape._ops()) == len(cases)
-
-
 def test_intermediates_die_once_the_tape_does_not_need_them():
     x = ad.constant(np.ones(10))
     with ad.GradientTape() as tape:
@@ -719,29 +657,6 @@ def test_one_value_broadcast_is_numpys_read_only_view():
             loss = ad.reduce_mean(ad.square(x))
         g = tape.gradient(loss, x).numpy()
     np.testing.assert_array_equal(g, np.float32(2.0) * x.numpy() * (np.float32(1.0) / np.float32(6.0)))
-
-
-def test_a_tape_left_inside_a_custom_gradient_function_leaves_the_stack():
-    from autodiff_viz import _context
-    x = ad.constant(2.0)
-    outer = ad.GradientTape()
-    outer.__enter__()
-    outer.watch(x)
-    active = _context.ACTIVE[0]
-
-    @ad.custom_gradient
-    def f(v):
-        outer.__exit__(None, None, None)  # entered outside the function, left inside it
-        return v * v, lambda up: up * 2.0 * v
-
-    f(x)
-    assert outer not in _context.state.tapes and _context.ACTIVE[0] == active - 1
-    # Later tapes work as usual, and the tape that left notes nothing more.
-    notes = len(outer._notes)
-    with ad.GradientTape() as tape:
-        tape.watch(x)
-        y = x * 3.0
-    assert float(tape.gradient(y, x)) == 3.0 and len(outer._notes) == notes
 
 
 # --------------------------------------------------------------------------

@@ -128,38 +128,6 @@ def test_summary_of_small_values_is_complete():
     assert ev.summarize(None) is None
 
 
-def test_trace_removes_its_listener_on_error():
-    from autodiff_viz import _context
-    before = _context.listeners()
-    with pytest.raises(ZeroDivisionError):
-        with ad.trace():
-            1 / 0
-    assert _context.listeners() == before and _context.LISTENING[0] == len(before)
-
-
-def test_a_trace_takes_records_directly_only_while_it_listens_alone():
-    from autodiff_viz import _context
-    x = ad.constant(2.0)
-
-    def step():
-        with ad.GradientTape() as t:
-            t.watch(x)
-            y = x * x
-        return t.gradient(y, x)
-
-    seen = []
-    with ad.trace() as tr:
-        assert _context.state.direct is tr._recorder
-        with ad.extend.announcements(lambda kind, p: seen.append(kind)):
-            assert _context.state.direct is None  # two listeners: both get payloads
-            step()
-        assert _context.state.direct is tr._recorder
-        step()
-    assert _context.state.direct is None
-    assert "op" in seen and "backward_step" in seen
-    assert [e.kind for e in tr.events].count("op") == 2 and [e.kind for e in tr.events].count("backward_step") == 2
-
-
 def test_notes_leave_state_skipped():
     x = ad.Variable(2.0, name="x")
     v = ad.Variable(0.0, name="v")
@@ -187,26 +155,6 @@ def test_from_tape_without_trace():
     assert w.name == "x:0" and w.auto
     mul = tr.of_kind("op")[1]
     assert mul.in_names[1] == "x:0"
-
-
-def test_a_finished_trace_is_freed_with_its_tape_without_the_garbage_collector():
-    # The trace, its recorder and the tapes it saw hold no reference cycle: dropping the last
-    # name frees them at once, even with values still waiting to become events.
-    import gc
-    import weakref
-    gc.disable()
-    try:
-        with ad.trace() as tr:
-            x = ad.constant(0.5)
-            with ad.GradientTape() as tape:
-                tape.watch(x)
-                y = ad.tanh(x) * 2.0
-            tape.gradient(y, x)
-        trace_ref, tape_ref, recorder_ref = weakref.ref(tr), weakref.ref(tape), weakref.ref(tr._recorder)
-        del tr, tape, y
-        assert trace_ref() is None and tape_ref() is None and recorder_ref() is None
-    finally:
-        gc.enable()
 
 
 def test_each_listener_gets_its_own_payload():
