@@ -23,7 +23,7 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import _context, _record, _recording, extend
-from autodiff_viz.events import event_to_dict
+from autodiff_viz.traces import event_to_dict
 
 
 def _square_step(x):

@@ -1,4 +1,6 @@
-"""viz.graph: DOT text, SVG and PNG output, styles, escaping, determinism, views without the engine."""
+"""viz.graph and the DOT it draws (viz/_graph.py, viz/draw/dot.py, boxes.py, legend.py): DOT text, SVG and PNG
+output, styles, escaping, determinism, views without the engine; the classroom style, names, slide-fit layout
+and the legend of graphs a teacher puts on a slide unchanged."""
 import io
 import re
 import shutil
@@ -11,6 +13,10 @@ import autodiff_viz as ad
 from autodiff_viz import events as ev
 from autodiff_viz import viz
 from autodiff_viz.viz.model import build as _build
+from autodiff_viz import cli, tour
+from autodiff_viz.viz.draw import look as _look
+
+from browser_util import launch, require_chromium
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -307,3 +313,334 @@ def test_folded_layers_keep_the_path_highlighted():
     a, b = l1.name, l2.name  # layer names count up across a process: dense, dense_1, ...
     assert {(a, b), ("bias", a), ("bias", b), ("kernel", a), ("kernel", b)} <= on
     assert all(e.on_path for e in m.edges if label[e.src] != "const")
+
+
+# ===========================================================================
+# Graphs a teacher puts on a slide unchanged: the classroom style, names, slide-fit layout, the legend
+# (values against closed forms computed here with NumPy, never against the package's output)
+# ===========================================================================
+def _legend(source: str) -> str:
+    """The text of the picture's heading (title, remarks, legend): the graph's own label."""
+    line = next(x for x in source.splitlines() if x.strip().startswith("labelloc=t"))
+    return re.sub(r"<[^>]*>", " ", line)
+
+
+def _labels(source: str) -> dict:
+    """Node id -> the text of its label, tags removed."""
+    out = {}
+    for m in re.finditer(r"^\s*(n\d+) \[.*?label=<(.*)>, tooltip=", source, re.M):
+        out[m.group(1)] = " ".join(re.sub(r"<[^>]*>", " ", m.group(2)).split())
+    return out
+
+
+def _square_and_tensors():
+    x = ad.constant(3.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+        tape.gradient(y, x)
+    return tr, x, y
+
+
+# ---------------------------------------------------------------------------
+# The classroom style
+# ---------------------------------------------------------------------------
+def test_classroom_boxes_show_op_value_gradient_without_dtype_lines():
+    tr, x, y = _square_and_tensors()
+    g = ad.viz.graph(tr)
+    labels = _labels(g.source)
+    assert labels["n0"] == "x = 3.0 ∂ 6.0"        # dy/dx = 2x at 3
+    assert labels["n1"] == "y · Mul = 9.0 ∂ 1.0"  # the caller's name, then the op
+    assert "float32" not in " ".join(labels.values())
+    assert "watched on read" not in g.source and "source · " not in g.source   # no footers
+    # the spent tape is one grey sentence, not a banner
+    assert "Tape T1 is spent: gradient() was called" in _legend(g.source)
+    assert "cannot be reused" not in g.source
+
+
+def test_dtype_line_only_where_dtypes_differ_or_are_not_floating():
+    x = ad.constant(2.0, dtype=ad.float64)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = ad.cast(x * x, ad.float32)
+        tape.gradient(y, x)
+    labels = _labels(ad.viz.graph(tr).source)
+    assert sum("float64" in t for t in labels.values()) == 2 and sum("float32" in t for t in labels.values()) == 1
+    k = ad.constant(10)
+    with ad.trace() as tr2, pytest.warns(UserWarning, match="must be floating"):  # as TF warns for ints
+        with ad.GradientTape() as tape2:
+            tape2.watch(k)
+            z = k * k
+        tape2.gradient(z, k)
+    assert all("int32" in t for t in _labels(ad.viz.graph(tr2).source).values())   # no gradient flows through ints
+
+
+def test_a_two_by_three_value_and_its_gradient_are_shown_whole():
+    a = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32)
+    x = ad.constant(a)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            loss = ad.reduce_sum(x * x)
+        tape.gradient(loss, x)
+    g = ad.viz.graph(tr)
+    box = _labels(g.source)["n0"]
+    for row in a:   # the value, row by row
+        assert "[" + ", ".join(f"{v:.1f}" for v in row) + "]" in box
+    for row in 2 * a:   # d(sum x²)/dx = 2x
+        assert "[" + ", ".join(f"{v:.1f}" for v in row) + "]" in box
+    assert "(2, 3)" in box and "mean" not in box and "min" not in box
+    big = ad.constant(np.ones((4, 4), np.float32))
+    with ad.trace() as tr2:
+        with ad.GradientTape() as tape2:
+            tape2.watch(big)
+            s = ad.reduce_sum(big)
+        tape2.gradient(s, big)
+    assert "4×4 values, mean 1.0" in _labels(ad.viz.graph(tr2).source)["n0"]   # 16 values: in words
+
+
+def test_legend_lists_only_the_styles_drawn_and_explains_the_numbers():
+    tr, x, y = _square_and_tensors()
+    legend = " ".join(_legend(ad.viz.graph(tr).source).split())
+    for present in ("tensor passed to tape.watch", "source (double border)", "target (thick border)",
+                    "in a box: the gradient of the target y", "on an arrow: the gradient the backward pass sent"):
+        assert present in legend
+    for absent in ("variable", "constant", "folded name scope", "stop_recording", "NumPy", "not on that path",
+                   "backward pass recorded", "T1#2"):
+        assert absent not in legend
+
+
+def test_several_gradient_calls_are_told_apart_on_boxes_arrows_and_in_the_legend():
+    x = ad.constant([1.0, 3.0])
+    with ad.trace() as tr:
+        with ad.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = x * x
+            z = y * y
+        tape.gradient(z, x)   # 4x³ = [4, 108]
+        tape.gradient(y, x)   # 2x = [2, 6]
+    src = ad.viz.graph(tr).source
+    assert "T1#1 [4.0, 108.0]" in src and "T1#2 [2.0, 6.0]" in src
+    edges = [line for line in src.splitlines() if "->" in line and "∂" in line]
+    assert edges and all("∂ T1#2 " in line for line in edges)   # arrows show the last call, and say so
+    assert "tape T1's 2nd gradient() call" in _legend(src)
+    assert "Tape T1 is persistent." in _legend(src)
+
+
+def test_not_computed_yet_differs_from_a_gradient_of_zero():
+    a = ad.Variable(1.0, name="a")
+    b = ad.Variable(2.0, name="b")
+    with ad.trace() as tr:
+        with ad.GradientTape(persistent=True) as tape:
+            z = a * 0.0 + b
+        before = ad.viz.graph(tr, target=z, sources=[a])
+        tape.gradient(z, [a, b])
+    boxes = _labels(before.source)
+    assert "∂ not computed yet" in boxes["n0"] and "∂ 0.0" not in " ".join(boxes.values())
+    assert "gradient of 0 shows ∂ 0.0" in _legend(before.source)
+    after = ad.viz.graph(tr, target=z, sources=[a])
+    assert "∂ 0.0" in _labels(after.source)["n0"]   # d(a·0 + b)/da = 0
+    assert "not computed yet" not in " ".join(_labels(after.source).values())
+
+
+def test_detail_full_keeps_everything():
+    tr, x, y = _square_and_tensors()
+    full = ad.viz.graph(tr, detail="full").source
+    labels = _labels(full)
+    assert "() float32" in labels["n0"] and "source · tape.watch" in labels["n0"]
+    assert "spent: gradient() was called, the tape cannot be reused" in full
+    ad.random.set_seed(0)
+    w = ad.Variable(ad.random.normal((4, 5)), name="w")
+    with ad.trace() as tr2:
+        with ad.GradientTape() as tape:
+            s = ad.reduce_sum(w * w)
+        tape.gradient(s, w)
+    v = w.numpy()
+    text = _labels(ad.viz.graph(tr2, detail="full").source)["n0"]
+    assert (float(v.max()), float(v.min())) == pytest.approx((1.304, -2.325), abs=5e-4)
+    assert "min -2.33 · max 1.3 · mean -0.183" in text     # 3 significant digits
+    with pytest.raises(ValueError, match="detail"):
+        ad.viz.graph(tr, detail="everything")
+
+
+# ---------------------------------------------------------------------------
+# Names
+# ---------------------------------------------------------------------------
+def test_boxes_carry_the_callers_variable_names_and_names_overrides_them():
+    w = ad.Variable(2.0)                   # unnamed: takes its Python name
+    bias = ad.Variable(0.5, name="b0")     # its own name= is kept
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            pred = w * 3.0 + bias
+            loss = pred * pred
+        tape.gradient(loss, [w, bias])
+    labels = {n.op or n.label for n in ad.viz.graph(tr).model.nodes}
+    named = [n.label for n in ad.viz.graph(tr).model.nodes]
+    assert {"w", "b0", "pred", "loss"} <= set(named) and "bias" not in named and "Variable" not in named
+    assert {"Mul", "Add"} <= labels
+    chosen = [n.label for n in ad.viz.graph(tr, names={"L": loss}).model.nodes]
+    assert "L" in chosen and "loss" not in chosen and "pred" in chosen
+    plain = [n.label for n in ad.viz.graph(tr, names=False).model.nodes]
+    assert "loss" not in plain and "Variable" in plain and "Mul" in plain
+
+
+def _made_in_a_function():
+    h = ad.constant([1.0, 2.0])
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(h)
+            out = ad.reduce_sum(ad.exp(h))
+        tape.gradient(out, h)
+    return ad.viz.graph(tr), tr
+
+
+def test_names_come_from_the_function_that_draws_and_private_names_are_skipped():
+    g, tr = _made_in_a_function()
+    assert [n.label for n in g.model.nodes] == ["h", "Exp", "out"]
+    _hidden = g.model  # noqa: F841  (an underscore name is never used)
+    _t = tr
+    assert [n.label for n in ad.viz.graph(_t).model.nodes] == ["x", "Exp", "Sum"]
+
+
+def test_a_constants_name_labels_its_box():
+    c = ad.constant(2.0, name="rate")
+    assert c.name == "rate"
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(c)
+            y = c * c
+        tape.gradient(y, c)
+    two = c
+    # name= wins over the names the code holds it in (c, two), as a variable's own name does.
+    assert ad.viz.graph(tr).model.nodes[0].label == "rate"
+    del two
+
+
+def test_layer_scopes_are_the_same_in_both_mlp_pictures():
+    folded = tour.mlp_step().model
+    expanded = tour.mlp_step_expanded().model
+    assert {n.label for n in folded.nodes if n.kind == "scope"} == {"hidden", "output"}
+    assert {n.scope for n in expanded.nodes if n.scope} == {"hidden", "output"}
+
+
+def test_command_line_graph_uses_the_scripts_names(tmp_path):
+    script = tmp_path / "fit.py"
+    script.write_text("import autodiff_viz as ad\n"
+                      "w = ad.Variable(2.0)\n"
+                      "with ad.GradientTape() as tape:\n"
+                      "    prediction = w * 3.0\n"
+                      "    loss = (prediction - 1.0) ** 2\n"
+                      "grad = tape.gradient(loss, w)\n")
+    out = tmp_path / "fit.dot"
+    assert cli.main(["graph", str(script), "-o", str(out)]) == 0
+    labels = " ".join(_labels(out.read_text()).values())
+    assert "w = 2.0" in labels and "prediction · Mul = 6.0" in labels and "loss · Pow = 25.0" in labels
+    assert "∂ 30.0" in labels   # d(3w - 1)²/dw = 6(3w - 1) at w = 2
+
+
+# ---------------------------------------------------------------------------
+# Slide-fit layout
+# ---------------------------------------------------------------------------
+def _svg_size(svg: str):
+    m = re.search(r'<svg[^>]*width="([\d.]+)pt" height="([\d.]+)pt"', svg)
+    return float(m.group(1)), float(m.group(2))
+
+
+@needs_dot
+def test_the_expanded_mlp_step_fits_a_slide_or_runs_top_to_bottom():
+    g = tour.mlp_step_expanded()
+    w, h = _svg_size(g.svg())
+    assert w / h <= 16 / 9 or "rankdir=TB" in g.source
+    lr = ad.viz.graph(g.model and _mlp_trace(), rankdir="LR")
+    lw, lh = _svg_size(lr.svg())
+    # fitted into a 16:9 slide, the chosen picture is at least as large as the left-to-right strip
+    assert min(16 / w, 9 / h) >= 0.9 * min(16 / lw, 9 / lh)
+    assert 'style="max-width:100%;height:auto"' in g.svg()   # shrinks to a notebook cell
+
+
+def _mlp_trace():
+    ad.random.set_seed(0)
+    layers = [ad.keras.layers.Dense(8, activation="relu", name="hidden"), ad.keras.layers.Dense(1, name="output")]
+    x = ad.constant(np.linspace(-1, 1, 12, dtype=np.float32).reshape(6, 2))
+    y = ad.constant(np.linspace(0, 1, 6, dtype=np.float32).reshape(6, 1))
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            h = x
+            for layer in layers:
+                h = layer(h)
+            loss = ad.reduce_mean(ad.square(h - y))
+        tape.gradient(loss, [v for layer in layers for v in layer.trainable_variables])
+    return tr
+
+
+def test_short_graphs_stay_left_to_right_and_rankdir_can_be_forced():
+    tr, x, y = _square_and_tensors()
+    assert "rankdir=LR" in ad.viz.graph(tr).source
+    assert "rankdir=TB" in ad.viz.graph(tr, rankdir="TB").source
+    with pytest.raises(ValueError, match="rankdir"):
+        ad.viz.graph(tr, rankdir="diagonal")
+
+
+def test_font_is_named_once_and_installed_with_graphviz():
+    tr, x, y = _square_and_tensors()
+    src = ad.viz.graph(tr).source
+    assert src.count(f'fontname="{_look.FONT_FAMILY}"') == 3 and "Helvetica" not in src
+    assert _look.FONT_FAMILY.startswith(_look.FONT) and f"--adv-font: {_look.FONT_FAMILY}" in _look.css_variables()
+
+
+# ---------------------------------------------------------------------------
+# In a browser: no legend text runs into its neighbour
+# ---------------------------------------------------------------------------
+_MEASURE = """(svg) => {
+  const g = svg.querySelector('g.graph');
+  const box = (e) => { const b = e.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]; };
+  const own = [...g.children];
+  return {
+    texts: own.filter(e => e.tagName === 'text' && e.textContent.trim()).map(e => [e.textContent, ...box(e)]),
+    shapes: own.filter(e => (e.tagName === 'polygon' || e.tagName === 'path') && e !== own.find(
+      x => x.tagName === 'polygon')).map(box),
+    family: own.filter(e => e.tagName === 'text').map(e => getComputedStyle(e).fontFamily)[0] || '',
+  };
+}"""
+
+
+def _overlap(a, b, tol=0.5, vtol=0.5):
+    return min(a[2], b[2]) - max(a[0], b[0]) > tol and min(a[3], b[3]) - max(a[1], b[1]) > vtol
+
+
+def _inside(a, b, tol=1.0):
+    return a[0] >= b[0] - tol and a[1] >= b[1] - tol and a[2] <= b[2] + tol and a[3] <= b[3] + tol
+
+
+@pytest.mark.browser
+@needs_dot
+def test_legend_text_never_overlaps_its_neighbour_in_chromium(tmp_path):
+    require_chromium()
+    pytest.importorskip("playwright")
+    from playwright.sync_api import sync_playwright
+
+    graphs = [tour.square(), tour.second_derivative(), tour.mlp_step(), tour.none_state().graph,
+              ad.viz.graph(_mlp_trace(), detail="full")]
+    page_file = tmp_path / "legends.html"
+    page_file.write_text('<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
+                         + "".join(f"<div>{g.svg()[g.svg().index('<svg'):]}</div>" for g in graphs)
+                         + "</body></html>", encoding="utf-8")
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 2400, "height": 1200})
+        page.goto(page_file.as_uri())
+        results = [page.evaluate(_MEASURE, svg) for svg in page.query_selector_all("svg")]
+        browser.close()
+    assert len(results) == len(graphs)
+    for k, r in enumerate(results):
+        assert r["family"].startswith(_look.FONT) or _look.FONT in r["family"]
+        texts = [(t[0], t[1:]) for t in r["texts"]]
+        assert len(texts) >= 3, k
+        for i, (s, a) in enumerate(texts):
+            for s2, b in texts[i + 1:]:
+                # lines of one paragraph touch by their font boxes (ascent + descent > line step): not a clash
+                assert not _overlap(a, b, vtol=3.0), (k, s, s2)
+            for shape in r["shapes"]:   # a legend box or the remarks box: the text is inside it or clear of it
+                assert _inside(a, shape) or not _overlap(a, shape), (k, s, shape)

@@ -1,9 +1,7 @@
-"""One view model for every picture: invariants, per-thread traces, deltas, formulas from the table."""
-import gc
+"""The view model (viz/model/): built once for every picture, its invariants, the storyboard's deltas,
+formulas from the table of primitives."""
 import json
 import math
-import threading
-import weakref
 
 import numpy as np
 import pytest
@@ -184,72 +182,6 @@ def test_a_cyclic_trace_from_json_is_refused_when_it_loads():
         ad.Trace.from_json(text)
     with pytest.raises(ev.TraceFormatError, match="a cycle"):  # the same rule for a hand-written list
         ad.viz.animate(events)
-
-
-# ---------------------------------------------------------------------------
-# Traces are per thread, bounded, and not kept alive by the package
-# ---------------------------------------------------------------------------
-def test_a_trace_sees_only_its_own_thread():
-    started, done = threading.Event(), threading.Event()
-
-    def train():
-        v = ad.Variable(1.0)
-        started.set()
-        while not done.is_set():
-            with ad.GradientTape() as t:
-                loss = v * v
-            t.gradient(loss, v)
-
-    other = threading.Thread(target=train)
-    other.start()
-    started.wait()
-    try:
-        x = ad.constant(2.0)
-        with ad.trace() as tr:
-            for _ in range(50):
-                with ad.GradientTape() as tape:
-                    tape.watch(x)
-                    y = x * x * x
-                tape.gradient(y, x)
-    finally:
-        done.set()
-        other.join()
-    ops = [e for e in tr.events if e.kind == "op"]
-    assert len(ops) == 100 and {e.op_type for e in ops} == {"Mul"}
-    assert [e.seq for e in tr.events] == list(range(len(tr.events)))
-    assert len({e.tape for e in tr.events}) == 50
-    assert sum(1 for e in tr.events if e.kind == "gradient_begin") == 50
-
-
-def test_a_full_trace_drops_events_with_one_warning():
-    x = ad.constant(2.0)
-    with pytest.warns(RuntimeWarning, match="max_events"):
-        with ad.trace(max_events=20) as tr:
-            for _ in range(10):
-                with ad.GradientTape() as tape:
-                    tape.watch(x)
-                    y = x * x
-                tape.gradient(y, x)
-    assert len(tr.events) == 20 and tr.dropped > 0
-    with pytest.raises(ValueError, match="max_events"):
-        with ad.trace(max_events=0):
-            pass
-
-
-def test_a_closed_trace_is_freed_with_its_names_and_tapes():
-    x = ad.constant(2.0)
-    with ad.trace() as tr:
-        with ad.GradientTape() as tape:
-            tape.watch(x)
-            y = x * x
-    ref = weakref.ref(tr)
-    assert ad.viz.graph(tape).model.traced   # the tape finds its trace
-    del tr
-    gc.collect()
-    assert ref() is not None                 # the tape still holds it
-    del tape, y
-    gc.collect()
-    assert ref() is None
 
 
 # ---------------------------------------------------------------------------
