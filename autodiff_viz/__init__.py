@@ -10,11 +10,11 @@ with ``import autodiff_viz as tf``.
 >>> float(tape.gradient(y, x))
 6.0
 """
-from . import _primitives  # noqa: F401  (the op table)
+from . import _primitives  # the op table
 from ._backend import backend, set_backend
 from ._custom import custom_gradient
 from ._function import Function, TensorSpec, function
-from ._dtypes import (  # noqa: A004
+from ._dtypes import (
     DType, as_dtype, bool_ as bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
     uint8, uint16, uint32, uint64,
 )
@@ -48,7 +48,7 @@ _not_here = _missing_api(__name__)
 def __getattr__(name):
     # ``ad.viz`` and ``ad.classroom`` are imported on first use: the engine never pulls in drawing code.
     if name in ("viz", "classroom"):
-        import importlib
+        import importlib  # noqa: PLC0415  (only when a view is first asked for)
 
         return importlib.import_module(f".{name}", __name__)
     # Any other missing name is a TensorFlow API this package does not have: say so in words.

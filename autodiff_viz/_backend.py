@@ -39,14 +39,14 @@ def _load(name: str):
         return _known[name]
     if name == "cupy":
         try:
-            import cupy  # noqa: F401  (optional GPU backend)
+            import cupy  # noqa: PLC0415  (an optional backend, loaded only when chosen)
         except ImportError as e:  # pragma: no cover - depends on the machine
             raise ImportError(_INSTALL_HINT["cupy"]) from e
         ns = cupy
         _NUMPY_TYPES[cupy.ndarray] = cupy
     elif name == "array_api_strict":
         try:
-            import array_api_strict as ns
+            import array_api_strict as ns  # noqa: PLC0415  (loaded only when chosen)
         except ImportError as e:
             raise ImportError(_INSTALL_HINT["array_api_strict"]) from e
     else:
@@ -126,11 +126,11 @@ def to_numpy(value):
         return get()
     try:
         return _np.asarray(value)
-    except Exception:
+    except Exception:  # noqa: BLE001  (any array library's refusal)
         # Strict Array-API arrays refuse __array__; go through DLPack or lists.
         try:
             return _np.from_dlpack(value)
-        except Exception:
+        except Exception:  # noqa: BLE001  (as above)
             ns = namespace_of(value)
             return _np.asarray(ns.reshape(value, (-1,)).tolist() if hasattr(value, "tolist") else value).reshape(value.shape)
 
@@ -266,7 +266,7 @@ class _CupyShim(_NumpyShim):  # pragma: no cover - needs a GPU
         if add_at is not None:
             add_at(out, index, g)
         else:
-            import cupyx
+            import cupyx  # noqa: PLC0415  (the CuPy backend's own helper)
 
             cupyx.scatter_add(out, index, g)
         return out

@@ -52,9 +52,9 @@ def tan(x, name=None): return _execute(_P["Tan"], (numeric(x, "Tan", "float"),))
 def tanh(x, name=None): return _execute(_P["Tanh"], (numeric(x, "Tanh", "float"),))
 def sigmoid(x, name=None): return _execute(_P["Sigmoid"], (numeric(x, "Sigmoid", "float"),))
 def erf(x, name=None): return _execute(_P["Erf"], (numeric(x, "Erf", "real"),))
-def abs(x, name=None): return _unary("Abs", x)  # noqa: A001  (TF's name)
+def abs(x, name=None): return _unary("Abs", x)  # TF's name
 def sign(x, name=None): return _unary("Sign", x)
-def round(x, name=None): return _unary("Round", x)  # noqa: A001
+def round(x, name=None): return _unary("Round", x)
 def floor(x, name=None): return _execute(_P["Floor"], (numeric(x, "Floor", "real"),))
 def ceil(x, name=None): return _execute(_P["Ceil"], (numeric(x, "Ceil", "real"),))
 def identity(x, name=None): return _unary("Identity", x)
@@ -95,7 +95,7 @@ def _leaky_relu_grad(g, x, alpha):
     return _execute(_P["LeakyReluGrad"], (g, x), {"alpha": alpha})
 
 
-def pow(x, y, name=None):  # noqa: A001
+def pow(x, y, name=None):
     return _binary("Pow", x, y)
 
 
@@ -497,7 +497,7 @@ def linspace(start, stop, num, name=None, axis=0):
     return concat([s, s + steps * delta, e], axis=ax)
 
 
-def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001  (TF's name)
+def range(start, limit=None, delta=1, dtype=None, name=None):  # TF's name
     if limit is None:
         start, limit = 0, start
     vals = [v.numpy().item() if isinstance(v, Tensor) else v for v in (start, limit, delta)]

@@ -497,7 +497,7 @@ def _rule_error(op, e):
     try:
         return type(e)(f"gradient rule for {op.type}: {e}. The rule got None for {', '.join(unsaved)}: a value "
                        "the rule reads must be saved when the op runs (defop's save= and save_output=)")
-    except Exception:  # an exception type that wants other arguments: raise it as it was
+    except Exception:  # noqa: BLE001  (an exception type that wants other arguments: raise it as it was)
         return e
 
 

@@ -37,6 +37,13 @@ _BY_CLASS = _dtypes._by_class  # NumPy's dtype class -> our DType: the hot path'
 _next_id = itertools.count(1).__next__
 
 
+def _numpy_shown(value) -> str:
+    """A value as TF's repr writes it after ``numpy=``: a scalar bare, an array as NumPy prints it."""
+    v = _backend.to_numpy(value)
+    shown = str(v[()]) if v.ndim == 0 else repr(v)
+    return "\n" + shown if "\n" in shown else shown  # as TF: a value over several lines starts on its own line
+
+
 class Tensor:
     """An immutable array that gradient tapes can follow.
 
@@ -140,11 +147,7 @@ class Tensor:
         return f"ad.Tensor({body}, shape={self.shape}, dtype={self.dtype.name})"
 
     def __repr__(self):
-        v = _backend.to_numpy(self._value)
-        shown = str(v[()]) if v.ndim == 0 else repr(v)
-        if "\n" in shown:  # as TF: a value over several lines starts on its own line
-            shown = "\n" + shown
-        return f"<ad.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={shown}>"
+        return f"<ad.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={_numpy_shown(self._value)}>"
 
     # -- operators (all go through the op table) ---------------------------
     def __add__(self, o): return binary("Add", self, o)
@@ -338,11 +341,8 @@ class ResourceVariable(Tensor):
         return self
 
     def __repr__(self):
-        v = _backend.to_numpy(self._value)
-        shown = str(v[()]) if v.ndim == 0 else repr(v)
-        if "\n" in shown:  # as TF: a value over several lines starts on its own line
-            shown = "\n" + shown
-        return f"<ad.Variable '{self._name}' shape={self.shape} dtype={self.dtype.name}, numpy={shown}>"
+        return (f"<ad.Variable '{self._name}' shape={self.shape} dtype={self.dtype.name}, "
+                f"numpy={_numpy_shown(self._value)}>")
 
     __str__ = __repr__
 
@@ -619,7 +619,7 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
             value = prim.forward(xp, first, second, **attrs) if attrs else prim.forward(xp, first, second)
         else:
             value = prim.forward(xp, *[t._value for t in inputs], **attrs)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001  (any error of an op's forward: said with the op's name)
         _check_primitive(prim)
         raise InvalidArgumentError(f"{prim.type}: {e} (inputs: {_describe(inputs)})") from None
     out = _new(EagerTensor)

@@ -216,7 +216,7 @@ def _note_reads(limit=MAX_READS) -> set:
             if isinstance(path, int) or (isinstance(flags, int) and flags & accmode == wronly):
                 return
             seen.add(os.path.abspath(os.fsdecode(path)))
-        except Exception:  # noqa: BLE001,S110
+        except Exception:  # noqa: BLE001
             pass
 
     sys.addaudithook(hook)

@@ -33,7 +33,7 @@ def _gpu_count() -> int:
         return 0
     try:
         return int(_backend._load("cupy").cuda.runtime.getDeviceCount())
-    except Exception:  # CuPy without a usable CUDA driver: no GPU
+    except Exception:  # noqa: BLE001  (CuPy without a usable CUDA driver: no GPU)
         return 0
 
 

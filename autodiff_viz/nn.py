@@ -7,7 +7,7 @@ from . import _ops as o
 from ._missing import missing_api as _missing_api
 from ._ops import relu, sigmoid, softplus, tanh  # noqa: F401
 from ._nn_ops import avg_pool2d, conv2d, max_pool2d  # noqa: F401
-from .extend import InvalidArgumentError, as_tensor, execute, numeric  # noqa: F401
+from .extend import InvalidArgumentError, as_tensor, execute, numeric
 from .extend import PRIMITIVES as _P
 from ._context import name_scope
 

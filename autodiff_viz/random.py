@@ -72,7 +72,7 @@ def shuffle(value, seed=None, name=None):
     return _wrap(xp.take(t._value, xp.asarray(order) if xp is not _np else order, axis=0))
 
 
-class random_normal_initializer:  # noqa: N801  (TF's name)
+class random_normal_initializer:  # TF's name
     """An initializer drawing from N(mean, stddev²): ``init(shape, dtype=float32)`` returns a tensor.
 
     >>> import autodiff_viz as ad

@@ -607,7 +607,7 @@ def timing_child(lib, workload, min_round):
 
     try:
         fn = BUILDERS[lib](workload, _data())
-    except Exception as e:  # ImportError, or a broken install
+    except Exception as e:  # noqa: BLE001  (ImportError, or a broken install)
         reply({"error": f"{type(e).__name__}: {e}"})
         return
     if fn is None:
@@ -830,8 +830,8 @@ def run_setting(threads, libs, workloads, rounds, min_round):
     env = child_env(threads)
     print(f"\n== threads: {setting_name(threads)}; {_load()} ==")
     if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1):
-        print(f"note: every core is busy with other work; a thread pool that waits for a descheduled thread "
-              f"(PyTorch on small ops, with its default threads) can take many times its quiet time")
+        print("note: every core is busy with other work; a thread pool that waits for a descheduled thread "
+              "(PyTorch on small ops, with its default threads) can take many times its quiet time")
     summary, versions, notes = {}, {}, {}
     for w in workloads:
         if w == "W5":

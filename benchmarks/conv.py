@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-import autodiff_viz as ad  # noqa: E402
+import autodiff_viz as ad
 
 # (batch, height, width, in channels, out channels, kernel, padding)
 SHAPES = [(8, 8, 8, 1, 8, 3, "VALID"), (32, 28, 28, 1, 16, 3, "SAME"), (16, 32, 32, 16, 32, 3, "SAME"),

@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_setup.sh
 setup_env dev graphviz chromium
+# The linter first: its rules are in pyproject.toml, and every `# noqa` names one that runs.
+ruff check .
 python -m pytest "$@"
 # The engine again on a strict Array-API namespace: any NumPy assumption fails here.
 AUTODIFF_VIZ_BACKEND=array_api_strict python -m pytest -q -p no:cacheprovider \

@@ -7,7 +7,6 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import events as ev
-from autodiff_viz.viz.draw.layout import layout
 
 pytest.importorskip("matplotlib")
 
@@ -109,7 +108,7 @@ def test_hand_written_events_need_no_engine():
 
 def test_second_derivative_animates_both_tapes():
     x = ad.Variable(3.0, name="x")
-    with ad.trace() as tr:
+    with ad.trace():
         with ad.GradientTape() as t2:
             with ad.GradientTape() as t1:
                 y = x * x * x

@@ -239,7 +239,7 @@ def _cupy():
     try:
         import cupy
         cupy.zeros(1)  # a CUDA device must be usable too
-    except Exception as e:  # ImportError, or CUDA errors on machines without a GPU
+    except Exception as e:  # noqa: BLE001  (ImportError, or CUDA errors on machines without a GPU)
         pytest.skip(f"CuPy backend needs cupy and a CUDA GPU ({type(e).__name__}: {e})")
     return cupy
 

@@ -158,11 +158,11 @@ def test_non_trainable_variable_is_watched_only_explicitly():
 def test_ops_without_watched_inputs_are_not_recorded():
     a, b = ad.constant(1.0), ad.constant(2.0)
     with ad.GradientTape() as tape:
-        c = a * b + a
+        a * b + a
     assert tape._records == []
     with ad.GradientTape() as tape:
         tape.watch(a)
-        c = a * b + b  # Mul has a watched input, Add then has the Mul's output
+        a * b + b  # Mul has a watched input, Add then has the Mul's output
     assert [n.type for n in tape._ops()] == ["Mul", "Add"]
 
 
@@ -182,7 +182,7 @@ def test_name_scope_labels_recorded_ops():
         with ad.name_scope("layer1"):
             with ad.name_scope("inner"):
                 y = ad.sin(x)
-        z = y * 2.0
+        y * 2.0
     assert [(n.scope, n.name) for n in tape._ops()] == [("layer1/inner", "layer1/inner/Sin"), ("", "Mul")]
     with ad.name_scope("block"):
         assert ad.Variable(1.0, name="w").name == "block/w:0"
@@ -339,7 +339,7 @@ def test_every_op_has_a_tensorflow_type_name():
     with ad.GradientTape() as tape:
         a = ad.matmul(x, ad.transpose(x))
         b = ad.sin(a) * ad.exp(a) / ad.sqrt(a)
-        c = ad.reduce_sum(ad.nn.relu(b - 1.0))
+        ad.reduce_sum(ad.nn.relu(b - 1.0))
     assert [n.type for n in tape._ops()] == ["Transpose", "MatMul", "Sin", "Exp", "Mul", "Sqrt", "RealDiv",
                                                "Sub", "Relu", "Sum"]
 

@@ -152,7 +152,7 @@ def test_notes_leave_state_skipped():
 def test_from_tape_without_trace():
     x = ad.Variable(3.0, name="x")
     with ad.GradientTape(persistent=True) as tape:
-        y = ad.sin(x) * x
+        ad.sin(x) * x
     tr = from_tape(tape)
     assert [e.op_type for e in tr.of_kind("op")] == ["Sin", "Mul"]
     (w,) = tr.of_kind("watch")

@@ -83,7 +83,7 @@ def test_saved_values_are_only_what_rules_need():
         tape.watch(x)
         a = x + 1.0
         r = ad.nn.relu(a)
-        m = r * x
+        r * x
     add, relu, mul = tape._ops()
     assert add.inputs == (None, None) and add.outputs == (None,)
     assert relu.inputs == (None,) and relu.outputs[0] is r
@@ -163,7 +163,9 @@ def test_a_trace_writes_the_same_events_alone_or_beside_another_listener():
     alone, beside = events(False), events(True)
     ids = {e["node"] for e in alone if e["kind"] == "op"}
     assert len(alone) == len(beside) and len(ids) == 3  # Tanh, Mul, AddN
-    strip = lambda e: {k: v for k, v in e.items() if k not in ("node", "tape", "inputs", "output", "tensor", "targets", "sources")}
+    def strip(e):
+        return {k: v for k, v in e.items() if k not in ("node", "tape", "inputs", "output", "tensor", "targets",
+                                                        "sources")}
     assert [strip(e) for e in alone] == [strip(e) for e in beside]
     (add_n,) = [e for e in alone if e["kind"] == "op" and e["op_type"] == "AddN"]
     assert len(add_n["in_values"]) == 3  # three rows of input facts read back from the waiting list
@@ -201,8 +203,9 @@ def test_waiting_announcements_become_the_events_made_at_once():
         return [event_to_dict(e) for e in tr.events]
 
     waited, at_once = events(False), events(True)
-    strip = lambda e: {k: v for k, v in e.items() if k not in ("node", "tape", "inputs", "output", "tensor",
-                                                               "variable", "targets", "sources")}
+    def strip(e):
+        return {k: v for k, v in e.items() if k not in ("node", "tape", "inputs", "output", "tensor", "variable",
+                                                        "targets", "sources")}
     assert [strip(e) for e in waited] == [strip(e) for e in at_once]
     (last,) = [e for e in waited if e["kind"] == "gradient_end"]
     np.testing.assert_allclose(last["results"][0]["head"], np.cos([0.5, 1.5]) * [2.0, 3.0], rtol=1e-6)

@@ -8,11 +8,11 @@ import autodiff_viz as ad
 from autodiff_viz import tour
 
 pytest.importorskip("matplotlib")
-from matplotlib.colors import to_rgb  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
-from PIL import Image  # noqa: E402
+from matplotlib.colors import to_rgb
+from matplotlib.text import Text
+from PIL import Image
 
-from autodiff_viz.viz.draw.frames import FrameRenderer  # noqa: E402
+from autodiff_viz.viz.draw.frames import FrameRenderer
 
 LONG_NAME = "the_activation_of_the_second_hidden_layer_before_dropout"
 

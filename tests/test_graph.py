@@ -1,7 +1,6 @@
 """viz.graph and the DOT it draws (viz/_graph.py, viz/draw/dot.py, boxes.py, legend.py): DOT text, SVG and PNG
 output, styles, escaping, determinism, views without the engine; the classroom style, names, slide-fit layout
 and the legend of graphs a teacher puts on a slide unchanged."""
-import io
 import re
 import shutil
 import xml.etree.ElementTree as ET
@@ -98,7 +97,7 @@ def test_svg_without_the_dot_binary_comes_from_webassembly(monkeypatch):
     monkeypatch.setattr(_graph, "_dot_binary", lambda: None)
     x = ad.Variable(3.0, name="x")
     with ad.GradientTape() as tape:
-        y = ad.sin(x) * x
+        ad.sin(x) * x
     svg = viz.graph(tape).svg()
     ET.fromstring(svg)
     text = _svg_text(svg)
@@ -109,7 +108,7 @@ def test_names_are_escaped():
     evil = "<script>alert(1)</script>"
     v = ad.Variable(2.0, name=evil)
     with ad.GradientTape() as tape:
-        y = v * 3.0
+        v * 3.0
     g = viz.graph(tape)
     assert "<script>" not in g.source and "&lt;script&gt;" in g.source
     if shutil.which("dot"):
@@ -499,7 +498,7 @@ def _made_in_a_function():
 def test_names_come_from_the_function_that_draws_and_private_names_are_skipped():
     g, tr = _made_in_a_function()
     assert [n.label for n in g.model.nodes] == ["h", "Exp", "out"]
-    _hidden = g.model  # noqa: F841  (an underscore name is never used)
+    _hidden = g.model  # an underscore name is never used
     _t = tr
     assert [n.label for n in ad.viz.graph(_t).model.nodes] == ["x", "Exp", "Sum"]
 

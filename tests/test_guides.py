@@ -7,7 +7,6 @@ decorator, a ``reset()``) are restored as the prose describes and marked
 test_models.py.
 """
 import numpy as np
-import pytest
 
 import autodiff_viz as ad
 from _guide import expected, run

@@ -10,7 +10,6 @@ import functools
 import html
 import io
 import json
-import pathlib
 import re
 import shutil
 import xml.etree.ElementTree as ET

@@ -57,7 +57,7 @@ def test_dot_size_counts_nodes_and_edges_of_real_graphs():
     x = ad.Variable(2.0, name="x")
     with ad.GradientTape() as tape:
         with ad.name_scope("layer"):
-            y = ad.sin(x) * x + 1.0
+            ad.sin(x) * x + 1.0
     for g in (viz.graph(tape), viz.graph(tape, collapse=True)):
         nodes, edges, span = _graphviz.dot_size(g.source)
         assert (nodes, edges) == (len(g.model.nodes), len(g.model.edges))

@@ -3,7 +3,6 @@ formulas from the table of primitives."""
 import json
 import math
 
-import numpy as np
 import pytest
 
 import autodiff_viz as ad
@@ -254,6 +253,6 @@ def test_the_untraced_hint_is_shown_whole():
     x = ad.constant(3.0)
     with ad.GradientTape() as tape:
         tape.watch(x)
-        y = x * x
+        x * x
     source = ad.viz.graph(tape).source
     assert "with ad.trace():" in source and "to see them." in source   # the instruction and the sentence's end

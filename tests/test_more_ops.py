@@ -10,8 +10,8 @@ def test_meshgrid_as_in_tf_docs():
     X, Y = tf.meshgrid([1, 2, 3], [4, 5, 6])
     assert X.numpy().tolist() == [[1, 2, 3]] * 3
     assert Y.numpy().tolist() == [[4, 4, 4], [5, 5, 5], [6, 6, 6]]
-    I, J = tf.meshgrid([1, 2, 3], [4, 5], indexing="ij")
-    assert I.shape == (3, 2) and J.numpy().tolist() == [[4, 5]] * 3
+    rows, cols = tf.meshgrid([1, 2, 3], [4, 5], indexing="ij")
+    assert rows.shape == (3, 2) and cols.numpy().tolist() == [[4, 5]] * 3
 
 
 def test_tensordot_matches_numpy():

@@ -26,9 +26,9 @@ def test_unconnected_higher_derivative_is_zero_and_non_elementwise_f():
 def test_plot_derivatives_labels_and_data():
     fig = ad.viz.plot_derivatives(ad.exp, (0.0, 1.0), order=3)
     lines = fig.axes[0].get_lines()[:4]
-    assert [l.get_label() for l in lines] == ["f(x)", "f'(x)", "f''(x)", "f'''(x)"]
-    for l in lines:
-        np.testing.assert_allclose(l.get_ydata(), np.exp(l.get_xdata()), rtol=1e-12)
+    assert [line.get_label() for line in lines] == ["f(x)", "f'(x)", "f''(x)", "f'''(x)"]
+    for line in lines:
+        np.testing.assert_allclose(line.get_ydata(), np.exp(line.get_xdata()), rtol=1e-12)
 
 
 def test_fd_error_is_a_v():

@@ -13,8 +13,8 @@ def projector_style(font_size: int = 15) -> None:
     Colours come with line styles too, so curves stay apart on a washed-out
     projector or a greyscale print.
     """
-    import matplotlib as mpl  # noqa: PLC0415  (only the notebooks draw)
-    from cycler import cycler  # noqa: PLC0415
+    import matplotlib as mpl  # only the notebooks draw
+    from cycler import cycler
 
     styles = ["-", "--", "-.", ":", "-", "--", "-."]
     mpl.rcParams.update({

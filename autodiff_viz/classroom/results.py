@@ -105,7 +105,7 @@ class CheckResult:
         return next((n.label for n in g.model.nodes if n.broken), None)
 
     def _repr_html_(self) -> str:
-        import html  # noqa: PLC0415
+        import html
 
         colour = verdict_colour(self.passed)
         head = "Right" if self.passed else "Not yet"

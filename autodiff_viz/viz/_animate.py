@@ -216,7 +216,7 @@ def _which_input(vary, labels) -> int:
 
 
 def _animate_function(f, args, names, title, rankdir, vary, span, points, linked):
-    import autodiff_viz as ad  # noqa: PLC0415  (the public API's dtype, as a user would name it)
+    import autodiff_viz as ad  # the public API's dtype, as a user would name it
 
     if not args:
         raise TypeError("animate(f, *inputs): give the input values, e.g. animate(f, 3.0)")

@@ -29,7 +29,7 @@ from .text import arguments as A
 from .draw.graphviz import (  # noqa: F401
     INSTALL_HELP, GraphvizFailed, GraphvizNotFound, LayoutBudgetExceeded, _plain_labels, run_dot,
 )
-from .draw.graphviz import _dot_binary  # noqa: F401  (tests replace it here to simulate a missing dot)
+from .draw.graphviz import _dot_binary  # tests replace it here to simulate a missing dot
 from .draw.graphviz import MAX_EDGES, MAX_NODES
 
 # Boxes a folded graph keeps (half from its start, half from its end): dot lays out a chain of this
@@ -73,7 +73,7 @@ class Graph:
         m = self.model
         return f"<Graph: {len(m.nodes)} nodes, {len(m.edges)} edges, tapes {[t.title for t in m.tapes]}>"
 
-    def pipe(self, format: str = "svg") -> bytes:  # noqa: A002  (graphviz's name)
+    def pipe(self, format: str = "svg") -> bytes:  # graphviz's name
         """The rendered bytes."""
         if format == "svg":
             return self.svg().encode("utf-8")
@@ -139,7 +139,7 @@ class Graph:
         options = dict(self._options, **({"mark_legend": legend} if legend else {}))
         return draw(model, **options)
 
-    def save(self, path, format: str | None = None) -> pathlib.Path:  # noqa: A002
+    def save(self, path, format: str | None = None) -> pathlib.Path:
         """Write ``.svg``, ``.png``, ``.pdf`` (by extension or ``format``) or ``.dot``/``.gv`` (DOT text)."""
         path = pathlib.Path(path)
         fmt = (format or path.suffix.lstrip(".")).lower()

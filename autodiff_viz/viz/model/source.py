@@ -291,7 +291,7 @@ def run_function(f, values, dtype, keep_tensors=False):
     The gradient of ``f``'s result with respect to every input is taken too,
     so the trace holds the backward pass.
     """
-    import autodiff_viz as ad  # noqa: PLC0415  (the public API: this is how a user would run it)
+    import autodiff_viz as ad  # the public API: this is how a user would run it
 
     inputs = [ad.constant(v, dtype=dtype) for v in values]
     with ad.trace(keep_tensors=keep_tensors) as tr:
@@ -332,8 +332,8 @@ def replay_gradient(events, target: int, source: int):
     >>> float(tape.gradient(y, x)), replay_gradient(tr.events, rec.tensor_id(y), rec.tensor_id(x)).head
     (1.0, (5.0,))
     """
-    import autodiff_viz as ad  # noqa: PLC0415  (the public API, as a user would run the ops)
-    from autodiff_viz.extend import execute, lookup  # noqa: PLC0415
+    import autodiff_viz as ad  # the public API, as a user would run the ops
+    from autodiff_viz.extend import execute, lookup
 
     values: dict = {}
 
