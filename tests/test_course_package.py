@@ -1,0 +1,193 @@
+"""The course travels with the package: ``autodiff-viz notebooks DIR``, and a wheel that carries the notebooks.
+
+The fast tests copy the course of this clone; the slow one builds a wheel, installs it in a fresh virtual
+environment outside the repository (no network: it sees this environment's dependencies, not its copy of the
+package) and runs the installed command there.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from autodiff_viz import cli, course_files
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def _expected_names(folder: pathlib.Path) -> set:
+    """What a student gets, read off the folder by name: README, NN_*.ipynb, exercises/*.ipynb."""
+    names = {"README.md"} if (folder / "README.md").is_file() else set()
+    names |= {n for n in os.listdir(folder) if re.fullmatch(r"\d\d_\w+\.ipynb", n)}
+    names |= {f"exercises/{n}" for n in os.listdir(folder / "exercises") if n.endswith(".ipynb")}
+    return names
+
+
+def _tree(folder: pathlib.Path) -> set:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_the_course_is_the_tutorials_the_exercises_and_the_readme():
+    names = {p.as_posix() for p in course_files.student_files(NOTEBOOKS)}
+    assert names == _expected_names(NOTEBOOKS)
+    assert len([n for n in names if n.startswith("exercises/")]) == 3 and "00_build_a_tape.ipynb" in names
+    assert not any(n.startswith("solutions/") or n.endswith(".py") for n in names)  # no answers, no scripts
+    assert course_files.default_folder() == NOTEBOOKS  # a clone reads its own notebooks/
+
+
+def test_notebooks_command_copies_the_course(tmp_path, capsys):
+    dest = tmp_path / "my course"
+    assert cli.main(["notebooks", str(dest)]) == 0
+    printed = capsys.readouterr().out.split("\n")[:-1]
+    assert _tree(dest) == _expected_names(NOTEBOOKS)
+    assert sorted(printed) == sorted(str(dest / n) for n in _expected_names(NOTEBOOKS))
+    for name in _tree(dest):
+        assert (dest / name).read_bytes() == (NOTEBOOKS / name).read_bytes(), name
+
+
+def test_the_copied_readme_links_only_to_files_the_copy_has(tmp_path):
+    course_files.copy_course(tmp_path)
+    text = (tmp_path / "README.md").read_text(encoding="utf-8")
+    links = [m for m in re.findall(r"\]\(([^)\s#]+)", text) if "://" not in m]
+    assert len(links) >= 12  # the tutorials and the exercises are linked
+    assert [m for m in links if not (tmp_path / m).is_file()] == []
+
+
+def test_notebooks_command_keeps_existing_files_unless_forced(tmp_path, capsys):
+    (tmp_path / "exercises").mkdir()
+    mine = tmp_path / "exercises" / "ex1_write_a_rule.ipynb"
+    mine.write_text("my answers", encoding="utf-8")
+    assert cli.main(["notebooks", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"autodiff-viz: {tmp_path} already has exercises/ex1_write_a_rule.ipynb; nothing copied "
+                   "(--force overwrites them)\n")
+    assert _tree(tmp_path) == {"exercises/ex1_write_a_rule.ipynb"}  # nothing else was copied either
+    assert mine.read_text(encoding="utf-8") == "my answers"
+    assert cli.main(["notebooks", str(tmp_path), "--force"]) == 0
+    assert mine.read_bytes() == (NOTEBOOKS / "exercises" / "ex1_write_a_rule.ipynb").read_bytes()
+
+
+def test_notebooks_command_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x", encoding="utf-8")
+    assert cli.main(["notebooks", str(a_file)]) == 1
+    assert capsys.readouterr().err == f"autodiff-viz: {a_file} is not a folder\n"
+    (tmp_path / "d" / "README.md").mkdir(parents=True)
+    assert cli.main(["notebooks", str(tmp_path / "d"), "--force"]) == 1
+    assert capsys.readouterr().err == (f"autodiff-viz: cannot write {tmp_path / 'd' / 'README.md'}: it is a "
+                                       "folder; nothing copied\n")
+    assert _tree(tmp_path / "d") == set()
+    # a copy of the package with neither a packaged course nor a clone's notebooks/
+    monkeypatch.setattr(course_files, "PACKAGED", tmp_path / "no-course")
+    monkeypatch.setattr(course_files, "CLONE", tmp_path / "no-notebooks")
+    assert cli.main(["notebooks", str(tmp_path / "e")]) == 1
+    assert capsys.readouterr().err == ("autodiff-viz: this copy of autodiff_viz has no course (install it from a "
+                                       "wheel or use a clone of the repository)\n")
+    assert not (tmp_path / "e").exists()
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["notebooks"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------
+# From a built wheel, in a fresh virtual environment
+# ---------------------------------------------------------------------------
+def _setuptools_version() -> tuple:
+    try:
+        import setuptools
+    except ImportError:
+        return ()
+    return tuple(int(p) for p in re.findall(r"\d+", setuptools.__version__)[:2])
+
+
+def _run(cmd, **kw):
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kw)
+    assert done.returncode == 0, f"{cmd[:3]} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """``(python, autodiff-viz command, environment, folder)`` of the wheel installed in a fresh venv."""
+    base = tmp_path_factory.mktemp("wheel")
+    # The build backend pyproject.toml names, from this environment (the dev extra installs it): no network.
+    if _setuptools_version() < (77,):
+        pytest.skip("building the wheel offline needs setuptools>=77 here (pip install -e '.[dev]')")
+    src = base / "src"  # a copy of the tracked and new files: the build writes build/ and *.egg-info
+    listed = _run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT).stdout
+    for rel in filter(None, listed.split("\0")):
+        if (ROOT / rel).is_file():
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            (src / rel).write_bytes((ROOT / rel).read_bytes())
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PIP_REQUIRE_VIRTUALENV")}
+    env["HOME"] = str(base / "home")  # kernels and pip write under HOME
+    env["PIP_NO_INDEX"] = "1"
+    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", base / "dist",
+          src], cwd=base, env=env)
+    (wheel,) = (base / "dist").glob("autodiff_viz-*.whl")
+    venv = base / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=base, env=env)
+    python = venv / "bin" / "python"
+    _run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", wheel], cwd=base, env=env)
+    # the dependencies come from this environment's site-packages (its own autodiff_viz there is an editable
+    # install, whose finder a plain path in a .pth file does not start), after the venv's own
+    purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=base,
+                   env=env).stdout.strip()
+    deps = [p for p in sys.path if pathlib.Path(p).name in ("site-packages", "dist-packages")]
+    pathlib.Path(purelib, "deps-from-the-test-environment.pth").write_text("\n".join(deps) + "\n",
+                                                                           encoding="utf-8")
+    # and so do their Jupyter data files (nbconvert's templates), which pip puts under the prefix
+    shares = [pathlib.Path(p).parents[2] / "share" / "jupyter" for p in deps]  # PREFIX/lib/pythonX.Y/site-packages
+    env["JUPYTER_PATH"] = os.pathsep.join(str(p) for p in shares if p.is_dir())
+    return python, venv / "bin" / "autodiff-viz", env, base, wheel
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_the_course_and_not_the_solutions(installed):
+    *_, wheel = installed
+    names = set(zipfile.ZipFile(wheel).namelist())
+    course = {n.removeprefix("autodiff_viz/course/") for n in names if n.startswith("autodiff_viz/course/")}
+    assert course == _expected_names(NOTEBOOKS)
+    assert not any("solutions" in n or n.startswith("notebooks/") for n in names)
+
+
+@pytest.mark.slow
+def test_installed_notebooks_command_copies_the_packaged_course(installed):
+    python, command, env, base, _ = installed
+    where = _run([python, "-c", "import autodiff_viz.course_files as c; print(c.__file__, c.default_folder())"],
+                 cwd=base, env=env).stdout.split()
+    assert pathlib.Path(where[0]).is_relative_to(base / "venv")  # the wheel's copy, not this clone's
+    assert where[1] == str(pathlib.Path(where[0]).parent / "course")
+    done = _run([command, "notebooks", "class"], cwd=base, env=env)
+    dest = base / "class"
+    assert _tree(dest) == _expected_names(NOTEBOOKS)
+    assert len(done.stdout.splitlines()) == len(_expected_names(NOTEBOOKS))
+    for name in _tree(dest):
+        assert (dest / name).read_bytes() == (NOTEBOOKS / name).read_bytes(), name
+    again = subprocess.run([command, "notebooks", "class"], cwd=base, env=env, capture_output=True, text=True)
+    assert again.returncode == 1 and again.stderr.startswith("autodiff-viz: class already has README.md, ")
+    assert again.stderr.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_installed_lessons_command_runs_the_packaged_course(installed):
+    pytest.importorskip("nbclient")
+    pytest.importorskip("jupyter_server_mathjax")
+    _, command, env, base, _ = installed
+    _run([command, "lessons", "site", "--only", "00_build_a_tape"], cwd=base, env=env)
+    site = base / "site"
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert 'href="00_build_a_tape.html"' in index
+    for exercise in ("ex1_write_a_rule", "ex2_custom_gradient", "ex3_predict_the_gradient"):
+        assert f'href="exercises/{exercise}.ipynb" download' in index
+        assert (site / "exercises" / f"{exercise}.ipynb").read_bytes() == (
+            NOTEBOOKS / "exercises" / f"{exercise}.ipynb").read_bytes()
+    assert (site / "notebooks" / "00_build_a_tape.ipynb").is_file()
+    assert "class=\"adv-host\"" in (site / "00_build_a_tape.html").read_text(encoding="utf-8")  # a player ran
