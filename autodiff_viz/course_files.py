@@ -28,6 +28,9 @@ PACKAGED = pathlib.Path(__file__).resolve().parent / "course"  # in an installed
 CLONE = pathlib.Path(__file__).resolve().parent.parent / "notebooks"  # in a clone of the repository
 
 
+NO_COURSE = "this copy of autodiff_viz has no course (install it from a wheel or use a clone of the repository)"
+
+
 class CourseError(Exception):
     """The course could not be found or copied; the message is one line."""
 
@@ -56,8 +59,7 @@ def copy_course(dest, folder=None, *, force=False) -> list:
     """
     source = pathlib.Path(folder) if folder is not None else default_folder()
     if source is None or not source.is_dir():
-        raise CourseError("this copy of autodiff_viz has no course (install it from a wheel or use a clone "
-                          "of the repository)" if source is None else f"no course folder at {source}")
+        raise CourseError(NO_COURSE if source is None else f"no course folder at {source}")
     files = student_files(source)
     if not any(p.match(TUTORIALS) for p in files):
         raise CourseError(f"no tutorial notebooks ({TUTORIALS}) in {source}")

@@ -37,7 +37,7 @@ import subprocess
 import tempfile
 import time
 
-from .course_files import EXERCISES, TUTORIALS, default_folder
+from .course_files import EXERCISES, NO_COURSE, TUTORIALS, default_folder
 
 KERNEL = "python3"
 CELL_TIMEOUT_S = 120.0  # one cell; whole notebooks take seconds
@@ -293,8 +293,7 @@ def build_site(outdir, notebooks=None, *, cell_timeout=CELL_TIMEOUT_S, timeout=T
     notebooks = pathlib.Path(notebooks) if notebooks is not None else default_notebooks()
     outdir = pathlib.Path(outdir)
     if notebooks is None:
-        raise LessonError("this copy of autodiff_viz has no course (install it from a wheel or use a clone "
-                          "of the repository; or pass --notebooks DIR)")
+        raise LessonError(f"{NO_COURSE}; pass --notebooks DIR")
     if not notebooks.is_dir():
         raise LessonError(f"no notebooks folder at {notebooks} (pass --notebooks DIR)")
     if outdir.exists() and not outdir.is_dir():

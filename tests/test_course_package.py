@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -90,6 +91,11 @@ def test_notebooks_command_errors_are_one_line(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err == ("autodiff-viz: this copy of autodiff_viz has no course (install it from a "
                                        "wheel or use a clone of the repository)\n")
     assert not (tmp_path / "e").exists()
+    assert cli.main(["lessons", str(tmp_path / "site")]) == 1
+    assert capsys.readouterr().err == ("autodiff-viz: this copy of autodiff_viz has no course (install it from a "
+                                       "wheel or use a clone of the repository); pass --notebooks DIR; no site "
+                                       "written\n")
+    assert not (tmp_path / "site").exists()
     with pytest.raises(SystemExit) as stop:
         cli.main(["notebooks"])
     assert stop.value.code == 2
@@ -120,12 +126,12 @@ def installed(tmp_path_factory):
     # The build backend pyproject.toml names, from this environment (the dev extra installs it): no network.
     if _setuptools_version() < (77,):
         pytest.skip("building the wheel offline needs setuptools>=77 here (pip install -e '.[dev]')")
-    src = base / "src"  # a copy of the tracked and new files: the build writes build/ and *.egg-info
-    listed = _run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT).stdout
-    for rel in filter(None, listed.split("\0")):
-        if (ROOT / rel).is_file():
-            (src / rel).parent.mkdir(parents=True, exist_ok=True)
-            (src / rel).write_bytes((ROOT / rel).read_bytes())
+    src = base / "src"  # a copy of what the build reads: it writes build/ and *.egg-info beside them
+    src.mkdir()
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
+        shutil.copyfile(ROOT / name, src / name)
+    for name in ("autodiff_viz", "notebooks"):
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PIP_REQUIRE_VIRTUALENV")}
     env["HOME"] = str(base / "home")  # kernels and pip write under HOME
     env["PIP_NO_INDEX"] = "1"
