@@ -113,19 +113,36 @@ def _setuptools_version() -> tuple:
     return tuple(int(p) for p in re.findall(r"\d+", setuptools.__version__)[:2])
 
 
-def _run(cmd, **kw):
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kw)
-    assert done.returncode == 0, f"{cmd[:3]} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+def _check(done):
+    assert done.returncode == 0, (f"{done.args[:3]} failed ({done.returncode}):\n{done.stdout[-3000:]}\n"
+                                  f"{done.stderr[-3000:]}")
     return done
+
+
+def _run(cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kw)
+
+
+def _build_wheel(src: pathlib.Path, dist: pathlib.Path, env: dict):
+    """``pip wheel`` with the build backend pyproject.toml names: this environment's when it is new enough
+    (the dev extra installs it: no network), else pip fetches it (skipped where it cannot)."""
+    offline = _setuptools_version() >= (77,)
+    cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, src]
+    cmd += ["--no-build-isolation", "--no-index"] if offline else ["--timeout", "20", "--retries", "1"]
+    done = _run(cmd, cwd=dist.parent, env=env)
+    if done.returncode and not offline and re.search(r"No matching distribution|Could not find a version|"
+                                                     r"Failed to establish|Network is unreachable", done.stderr):
+        pytest.skip("no setuptools>=77 here to build the wheel with, and pip cannot fetch it "
+                    "(pip install -e '.[dev]' installs it)")
+    _check(done)
+    (wheel,) = dist.glob("autodiff_viz-*.whl")
+    return wheel
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """``(python, autodiff-viz command, environment, folder)`` of the wheel installed in a fresh venv."""
+    """``(python, autodiff-viz command, environment, folder, wheel)``: the wheel installed in a fresh venv."""
     base = tmp_path_factory.mktemp("wheel")
-    # The build backend pyproject.toml names, from this environment (the dev extra installs it): no network.
-    if _setuptools_version() < (77,):
-        pytest.skip("building the wheel offline needs setuptools>=77 here (pip install -e '.[dev]')")
     src = base / "src"  # a copy of what the build reads: it writes build/ and *.egg-info beside them
     src.mkdir()
     for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
@@ -133,19 +150,18 @@ def installed(tmp_path_factory):
     for name in ("autodiff_viz", "notebooks"):
         shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PIP_REQUIRE_VIRTUALENV")}
-    env["HOME"] = str(base / "home")  # kernels and pip write under HOME
+    wheel = _build_wheel(src, base / "dist", env)
+    env["HOME"] = str(base / "home")  # kernels write under HOME
     env["PIP_NO_INDEX"] = "1"
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", base / "dist",
-          src], cwd=base, env=env)
-    (wheel,) = (base / "dist").glob("autodiff_viz-*.whl")
     venv = base / "venv"
-    _run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=base, env=env)
+    _check(_run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=base, env=env))
     python = venv / "bin" / "python"
-    _run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", wheel], cwd=base, env=env)
+    _check(_run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", wheel], cwd=base,
+                env=env))
     # the dependencies come from this environment's site-packages (its own autodiff_viz there is an editable
     # install, whose finder a plain path in a .pth file does not start), after the venv's own
-    purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=base,
-                   env=env).stdout.strip()
+    purelib = _check(_run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=base,
+                          env=env)).stdout.strip()
     deps = [p for p in sys.path if pathlib.Path(p).name in ("site-packages", "dist-packages")]
     pathlib.Path(purelib, "deps-from-the-test-environment.pth").write_text("\n".join(deps) + "\n",
                                                                            encoding="utf-8")
@@ -167,17 +183,17 @@ def test_the_wheel_carries_the_course_and_not_the_solutions(installed):
 @pytest.mark.slow
 def test_installed_notebooks_command_copies_the_packaged_course(installed):
     python, command, env, base, _ = installed
-    where = _run([python, "-c", "import autodiff_viz.course_files as c; print(c.__file__, c.default_folder())"],
-                 cwd=base, env=env).stdout.split()
+    where = _check(_run([python, "-c", "import autodiff_viz.course_files as c; print(c.__file__, "
+                         "c.default_folder())"], cwd=base, env=env)).stdout.split()
     assert pathlib.Path(where[0]).is_relative_to(base / "venv")  # the wheel's copy, not this clone's
     assert where[1] == str(pathlib.Path(where[0]).parent / "course")
-    done = _run([command, "notebooks", "class"], cwd=base, env=env)
+    done = _check(_run([command, "notebooks", "class"], cwd=base, env=env))
     dest = base / "class"
     assert _tree(dest) == _expected_names(NOTEBOOKS)
     assert len(done.stdout.splitlines()) == len(_expected_names(NOTEBOOKS))
     for name in _tree(dest):
         assert (dest / name).read_bytes() == (NOTEBOOKS / name).read_bytes(), name
-    again = subprocess.run([command, "notebooks", "class"], cwd=base, env=env, capture_output=True, text=True)
+    again = _run([command, "notebooks", "class"], cwd=base, env=env)
     assert again.returncode == 1 and again.stderr.startswith("autodiff-viz: class already has README.md, ")
     assert again.stderr.count("\n") == 1
 
@@ -187,7 +203,7 @@ def test_installed_lessons_command_runs_the_packaged_course(installed):
     pytest.importorskip("nbclient")
     pytest.importorskip("jupyter_server_mathjax")
     _, command, env, base, _ = installed
-    _run([command, "lessons", "site", "--only", "00_build_a_tape"], cwd=base, env=env)
+    _check(_run([command, "lessons", "site", "--only", "00_build_a_tape"], cwd=base, env=env))
     site = base / "site"
     index = (site / "index.html").read_text(encoding="utf-8")
     assert 'href="00_build_a_tape.html"' in index
