@@ -26,8 +26,6 @@ EXERCISES = "exercises/*.ipynb"  # as handed out: TODO cells, no answers
 README = "README.md"
 PACKAGED = pathlib.Path(__file__).resolve().parent / "course"  # in an installed wheel
 CLONE = pathlib.Path(__file__).resolve().parent.parent / "notebooks"  # in a clone of the repository
-
-
 NO_COURSE = "this copy of autodiff_viz has no course (install it from a wheel or use a clone of the repository)"
 
 
