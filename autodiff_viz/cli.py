@@ -6,6 +6,7 @@
                                                        (.gif, .html: a self-contained player, .mp4)
     autodiff-viz tour OUTDIR [--format svg]            the guides' examples as pictures
     autodiff-viz lessons OUTDIR                        the tutorial notebooks, run, as a static web site
+    autodiff-viz notebooks DIR                         the tutorials and exercises, copied to open in Jupyter
 
 The script runs in a child process under ``ad.trace()``; it hands the trace
 back as JSON, which a second child loads with ``Trace.load`` (so a script
@@ -660,6 +661,25 @@ def _lessons_command(args) -> int:
     return 0
 
 
+def _notebooks_command(args) -> int:
+    from .course_files import CourseError, copy_course
+
+    try:
+        written = copy_course(args.dir, force=args.force)
+    except CourseError as e:
+        _fail(e, 1)
+    for path in written:
+        print(path)
+    return 0
+
+
+def _add_notebooks_command(sub):
+    n = sub.add_parser("notebooks", help="copy the tutorials and exercises into DIR, to open in Jupyter")
+    n.add_argument("dir")
+    n.add_argument("--force", action="store_true", help="overwrite the files DIR already has")
+    n.set_defaults(run=_notebooks_command)
+
+
 def _add_run_options(p):
     p.add_argument("--timeout", type=_timeout, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"stop after this long, running the script and drawing together (default: "
@@ -715,13 +735,15 @@ def build_parser() -> argparse.ArgumentParser:
                                        "(no network needed to read it)")
     s.add_argument("outdir")
     s.add_argument("--notebooks", metavar="DIR",
-                   help="the folder of the tutorials, NN_name.ipynb (default: notebooks/ of this repository)")
+                   help="the folder of the tutorials, NN_name.ipynb (default: the course installed with this "
+                        "package, or notebooks/ of a clone)")
     s.add_argument("--only", nargs="+", metavar="NAME", help="only these tutorials (01_gradient_tapes ...)")
     s.add_argument("--cell-timeout", type=_timeout, default=CELL_TIMEOUT_S, metavar="SECONDS",
                    help=f"stop a cell after this long (default: {CELL_TIMEOUT_S:g} s)")
     s.add_argument("--timeout", type=_timeout, default=TIMEOUT_S, metavar="SECONDS",
                    help=f"stop after this long for all notebooks together (default: {TIMEOUT_S:g} s)")
     s.set_defaults(run=_lessons_command)
+    _add_notebooks_command(sub)
     return p
 
 

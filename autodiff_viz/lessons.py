@@ -18,7 +18,7 @@ summaries) runs no script on the site: the HTML made from it is sanitized
 survive, and raw HTML other than markdown's own tags shows as text.
 
     from autodiff_viz.lessons import build_site
-    build_site("site")          # the tutorials next to this package, into site/index.html
+    build_site("site")          # the course of this package (see course_files), into site/index.html
 
 The one-line descriptions on the index come from the notebooks' README table:
 
@@ -42,8 +42,8 @@ import subprocess
 import tempfile
 import time
 
-TUTORIALS = "[0-9][0-9]_*.ipynb"  # the course, in the order of their names
-EXERCISES = "exercises/*.ipynb"  # linked as downloads, as handed out
+from .course_files import EXERCISES, NO_COURSE, TUTORIALS, default_folder
+
 KERNEL = "python3"
 CELL_TIMEOUT_S = 120.0  # one cell; whole notebooks take seconds
 TIMEOUT_S = 1200.0  # every notebook together
@@ -73,10 +73,9 @@ class Lesson:
 # ---------------------------------------------------------------------------
 # What the site lists
 # ---------------------------------------------------------------------------
-def default_notebooks() -> pathlib.Path:
-    """The ``notebooks/`` folder beside this package (in a clone of the repository), else ``./notebooks``."""
-    beside = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
-    return beside if beside.is_dir() else pathlib.Path("notebooks")
+def default_notebooks() -> pathlib.Path | None:
+    """The course installed with this package, else ``notebooks/`` of a clone, else None."""
+    return default_folder()
 
 
 def readme_summaries(text: str) -> dict:
@@ -335,6 +334,8 @@ def build_site(outdir, notebooks=None, *, cell_timeout=CELL_TIMEOUT_S, timeout=T
     log = log or (lambda line: None)
     notebooks = pathlib.Path(notebooks) if notebooks is not None else default_notebooks()
     outdir = pathlib.Path(outdir)
+    if notebooks is None:
+        raise LessonError(f"{NO_COURSE}; pass --notebooks DIR")
     if not notebooks.is_dir():
         raise LessonError(f"no notebooks folder at {notebooks} (pass --notebooks DIR)")
     if outdir.exists() and not outdir.is_dir():
