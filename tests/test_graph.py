@@ -63,7 +63,7 @@ def test_png_is_a_real_picture(tmp_path):
     arr = np.asarray(img)
     colours = {tuple(c) for c in arr.reshape(-1, 3)[::7]}
     assert len(colours) > 20                       # text, borders, fills: not a blank page
-    assert (arr < 100).all(axis=2).mean() > 0.005   # some dark ink
+    assert (arr < 100).all(axis=2).mean() > 0.003   # some dark ink (the graph, its words, a compact legend)
     assert ((arr[..., 0] > 200) & (arr[..., 1] < 140) & (arr[..., 2] < 60)).any()   # vermillion target
 
 

@@ -103,7 +103,14 @@ def test_a_two_by_three_value_and_its_gradient_are_shown_whole():
 
 
 def test_legend_lists_only_the_styles_drawn_and_explains_the_numbers():
-    tr, x, y = _square()
+    x = ad.constant(3.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+            for _ in range(12):   # a graph large enough for the whole legend
+                y = y * x
+        tape.gradient(y, x)
     legend = " ".join(_legend(ad.viz.graph(tr).source).split())
     for present in ("tensor passed to tape.watch", "source (double border)", "target (thick border)",
                     "in a box: the gradient of the target y", "on an arrow: the gradient the backward pass sent"):
@@ -111,6 +118,9 @@ def test_legend_lists_only_the_styles_drawn_and_explains_the_numbers():
     for absent in ("variable", "constant", "folded name scope", "stop_recording", "NumPy", "not on that path",
                    "backward pass recorded", "T1#2"):
         assert absent not in legend
+    # The square's two boxes get the compact legend: the words of the looks, most needed first.
+    small = " ".join(_legend(ad.viz.graph(_square()[0]).source).split())
+    assert "target source path ∂ 6.0 gradient" in small and "thick border" not in small
 
 
 def test_several_gradient_calls_are_told_apart_on_boxes_arrows_and_in_the_legend():
