@@ -160,7 +160,7 @@ _SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="
 
 
 def on_canvas(data: bytes, fmt: str, aspect: float = SLIDE_ASPECT) -> bytes:
-    """Graphviz's ``svg`` or ``png`` widened or heightened to ``aspect`` (width over height), the drawing
+    r"""Graphviz's ``svg`` or ``png`` widened or heightened to ``aspect`` (width over height), the drawing
     centred on white; Graphviz's own ``ratio`` spreads the nodes but leaves the title and legend out.
 
     >>> svg = b'<svg width="100pt" height="100pt"\n viewBox="0.00 0.00 100.00 100.00">'
