@@ -123,3 +123,96 @@ def test_a_folded_scopes_name_keeps_clear_of_its_border():
     top = min(y for _, y in box)
     baseline, size = float(title.get("y")), float(title.get("font-size"))
     assert baseline - 0.8 * size - top >= 6   # points between the top of the capitals and the box's top edge
+
+
+# ---------------------------------------------------------------------------
+# GIF and MP4 frames
+# ---------------------------------------------------------------------------
+def _xor_step():
+    """One training step of a 2-4-1 network on XOR: a graph too tall to read whole on a frame."""
+    import numpy as np
+
+    x = ad.constant(np.array([[0, 0], [0, 1], [1, 0], [1, 1]], np.float32))
+    y = ad.constant(np.array([[0], [1], [1], [0]], np.float32))
+    w1, b1 = ad.Variable(np.full((2, 4), 0.5, np.float32), name="w1"), ad.Variable(np.zeros(4, np.float32), name="b1")
+    w2, b2 = ad.Variable(np.full((4, 1), 0.5, np.float32), name="w2"), ad.Variable(np.zeros(1, np.float32), name="b2")
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            h = ad.nn.relu(ad.matmul(x, w1) + b1)
+            p = ad.sigmoid(ad.matmul(h, w2) + b2)
+            loss = ad.reduce_mean(ad.square(p - y))
+        tape.gradient(loss, [w1, b1, w2, b2])
+    return ad.viz.animate(tr, names={"loss": loss})
+
+
+def _inside(rect, cam, window) -> bool:
+    return (rect[0] >= cam[0] and rect[1] >= cam[1] and rect[2] <= cam[0] + window[0]
+            and rect[3] <= cam[1] + window[1])
+
+
+def test_fit_graph_shows_every_node_and_follow_ends_on_the_loss():
+    from autodiff_viz.viz.draw.frames import FrameRenderer
+
+    anim = _xor_step()
+    whole = FrameRenderer(anim.data, dpi=40, fit="graph")
+    assert not whole.scrolls
+    from autodiff_viz.viz.draw.frames import PAD
+
+    boxes = [((p["x"] - p["w"] / 2 + PAD) * whole.ppu, (p["y"] - p["h"] / 2 + PAD) * whole.ppu,
+              (p["x"] + p["w"] / 2 + PAD) * whole.ppu, (p["y"] + p["h"] / 2 + PAD) * whole.ppu)
+             for p in anim.data["layout"]["nodes"].values()]
+    assert len(boxes) == len(anim.nodes)
+    for cam in whole._cams:   # every node's box inside the frame's view of the graph, on every frame
+        assert all(_inside(b, cam, whole.window) for b in boxes)
+    follow = FrameRenderer(anim.data, dpi=40, fit="follow")
+    assert follow.scrolls and follow.window[1] < follow._graph_px[1]   # a window, not the whole
+    loss = next(j for j, n in enumerate(anim.nodes) if n["label"] == "loss")
+    assert _inside(follow._rects[loss], follow._cams[-1], follow.window)
+    with pytest.raises(ValueError, match="fit must be one of 'auto', 'graph', 'follow', not 'page'"):
+        FrameRenderer(anim.data, fit="page")
+
+
+def test_save_writes_the_chosen_frames_at_the_size_asked(tmp_path):
+    from PIL import Image
+
+    anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
+    path = anim.save(tmp_path / "a.gif", dpi=40, size=(320, 180), frames=[0, 2, -1], fit="graph")
+    img = Image.open(path)
+    assert img.n_frames == 3 and img.size == (320, 180)
+
+
+@pytest.mark.parametrize("kw, kind, words", [
+    ({"fps": 0}, ValueError, "fps must be"), ({"fps": "2"}, ValueError, "fps must be"),
+    ({"dpi": 5000}, ValueError, "dpi must be"), ({"fit": "all"}, ValueError, "fit must be"),
+    ({"size": (320, 181)}, ValueError, "size must be even"), ({"size": "big"}, TypeError, "size must be"),
+    ({"frames": []}, ValueError, "frames must be a non-empty"), ({"frames": [0, 1.5]}, TypeError, "1.5"),
+    ({"frames": [99]}, IndexError, "frames holds step 99, but this animation has"),
+])
+def test_save_names_the_bad_argument_and_its_value(tmp_path, kw, kind, words):
+    anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
+    with pytest.raises(kind, match=re.escape(words)):
+        anim.save(tmp_path / "a.gif", **kw)
+
+
+def test_side_text_wraps_prose_and_says_each_thing_once():
+    from autodiff_viz.viz.draw import panel
+
+    anim = _xor_step()
+    seed = next(s for s in anim.steps if s["phase"] == "seed")
+    lines, _ = panel.side_text(seed)
+    words = " ".join(line.strip() for line in lines)
+    assert "a node's rule runs only after every path from the target" in words
+    # A wrapped line is full: it breaks only where the next word would not fit (prose, not re-wrapped lines).
+    for line, after in zip(lines, lines[1:]):
+        if after.startswith("   "):
+            assert len(line) + 1 + len(after.split()[0]) > panel.WRAP
+    done = anim.steps[-1]
+    lines, rows = panel.side_text(done)
+    for result in done["results"]:
+        assert sum(result in t for t in lines + [t for _, t in rows]) == 1
+    from autodiff_viz.viz.draw.frames import FrameRenderer
+
+    r = FrameRenderer(anim.data, dpi=40)
+    assert r._sides[0][0] == [] and r._sides[1][0]   # the heading says the first step's title
+    titled = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0, title="Product")
+    assert FrameRenderer(titled.data, dpi=40)._sides[0][0] == []

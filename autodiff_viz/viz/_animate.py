@@ -31,6 +31,7 @@ from .run import linked as _linked
 from .model import graph as _model
 from .model import source as _source
 from .model import story as _story
+from .text import labels as _labels
 
 
 class Animation:
@@ -101,20 +102,32 @@ class Animation:
 
         return mimebundle("animate", self.data, self.to_html(standalone=False), repr(self))
 
-    def frame(self, i: int, path=None, dpi=100):
-        """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given)."""
+    def frame(self, i: int, path=None, dpi=100, fit: str = "auto"):
+        """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given: ``.png``, ``.svg``).
+        ``fit``: as for :meth:`save`."""
         from .draw.frames import FrameRenderer
 
-        r = FrameRenderer(self.data, dpi=dpi)
+        save_options(self, dpi=dpi, fit=fit, frames=[i])
+        r = FrameRenderer(self.data, dpi=dpi, fit=fit)
         r.draw(i)
         if path is not None:
             r.fig.savefig(path, dpi=dpi)
         return r.fig
 
-    def save(self, path, fps: float = 1.0, dpi: int = 100) -> str:
-        """Write ``.html`` (self-contained player), ``.gif`` (one frame per step) or ``.mp4``."""
+    def save(self, path, fps: float = 1.0, dpi: int = 100, fit: str = "auto", size=None, frames=None) -> str:
+        """Write ``.html`` (self-contained player), ``.gif`` (one frame per step) or ``.mp4``.
+
+        For ``.gif``/``.mp4``: ``fit="graph"`` draws the whole graph on every
+        frame (the current node highlighted), ``fit="follow"`` a window at
+        readable text size that follows the current node (the last frame
+        shows the target), and ``"auto"`` the whole graph when its text is
+        readable, else the window.  ``size=(width, height)`` in pixels: each
+        frame scaled to fit, centred on white.  ``frames``: the step numbers
+        to show (``[0, 3, 5]``; negative counts from the end), default all.
+        """
         path = os.fspath(path)
         ext = os.path.splitext(path)[1].lower()
+        options = save_options(self, fps=fps, dpi=dpi, fit=fit, size=size, frames=frames)
         if ext in (".html", ".htm"):
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.to_html())
@@ -122,12 +135,50 @@ class Animation:
         if ext in (".gif", ".mp4"):
             from .draw.movie import save_movie
 
-            return save_movie(self.data, path, fps=fps, dpi=dpi)
+            return save_movie(self.data, path, **options)
         if ext == ".json":
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.to_json())
             return path
         raise ValueError(f"Animation.save: unknown file type {ext!r} (use .html, .gif, .mp4 or .json)")
+
+
+def save_options(anim: Animation, fps=1.0, dpi=100, fit="auto", size=None, frames=None) -> dict:
+    """The options of :meth:`Animation.save` checked, as ``save_movie`` takes them: ``frames`` as step
+    numbers from 0; each bad value raises an error that names the argument and the value."""
+    from .draw.frames import FITS
+
+    def bad(name, value, want, kind=ValueError):
+        return kind(f"Animation.save: {name} must be {want}, not {_labels.shorten(repr(value))}")
+
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not 0 < fps <= 60:
+        raise bad("fps", fps, "a number of frames a second above 0 and at most 60")
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not 10 <= dpi <= 600:
+        raise bad("dpi", dpi, "a number of dots per inch from 10 to 600")
+    if fit not in FITS:
+        raise bad("fit", fit, "'auto', 'graph' or 'follow'")
+    if size is not None:
+        if (not isinstance(size, (tuple, list)) or len(size) != 2
+                or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in size)):
+            raise bad("size", size, "(width, height) in whole pixels", TypeError)
+        if not all(16 <= v <= 7680 and v % 2 == 0 for v in size):
+            raise bad("size", size, "even numbers of pixels from 16 to 7680 (video needs even sizes)")
+        size = (int(size[0]), int(size[1]))
+    n = len(anim)
+    if frames is not None:
+        if isinstance(frames, (str, bytes)) or not hasattr(frames, "__iter__"):
+            raise bad("frames", frames, "a list of step numbers", TypeError)
+        frames = list(frames)
+        if not frames:
+            raise bad("frames", frames, "a non-empty list of step numbers")
+        for f in frames:
+            if isinstance(f, bool) or not isinstance(f, (int, np.integer)):
+                raise bad("frames", frames, f"a list of whole step numbers ({f!r} is not one)", TypeError)
+            if not -n <= f < n:
+                raise IndexError(f"Animation.save: frames holds step {f}, but this animation has {n} steps "
+                                 f"(0 to {n - 1}, or -{n} to -1 from the end)")
+        frames = [int(f) % n for f in frames]
+    return {"fps": float(fps), "dpi": dpi, "fit": fit, "size": size, "frames": frames}
 
 
 def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, span=None, points=21,
