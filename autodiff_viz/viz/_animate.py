@@ -114,6 +114,43 @@ class Animation:
             r.fig.savefig(path, dpi=dpi)
         return r.fig
 
+    def save_steps(self, folder, frames=None, format: str = "png", dpi: int = 100,  # noqa: A002
+                   fit: str = "auto") -> list:
+        """Write steps as pictures into ``folder`` (which must exist): ``step-03.png`` for step 3 (numbered
+        from 1, as the frames' counter says); ``frames``: step numbers from 0 as for :meth:`save` (default
+        all); ``format``: ``"png"`` or ``"svg"``.  Returns the paths written.
+
+        >>> import autodiff_viz as ad, tempfile
+        >>> anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
+        >>> [p.name for p in anim.save_steps(tempfile.mkdtemp(), frames=[0, -1], dpi=40)]
+        ['step-1.png', 'step-4.png']
+        """
+        import pathlib
+
+        import matplotlib.pyplot as plt
+
+        from .draw.frames import FrameRenderer
+
+        if format not in ("png", "svg"):
+            raise ValueError(f"Animation.save_steps: format must be 'png' or 'svg', not {_labels.shorten(repr(format))}")
+        folder = pathlib.Path(folder)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"Animation.save_steps: no folder {str(folder)!r} (create it first)")
+        options = save_options(self, dpi=dpi, fit=fit, frames=frames)
+        steps = options["frames"] if frames is not None else range(len(self))
+        digits = len(str(len(self)))
+        r = FrameRenderer(self.data, dpi=dpi, fit=fit)
+        paths = []
+        try:
+            for i in steps:
+                r.draw(i)
+                path = folder / f"step-{i + 1:0{digits}d}.{format}"
+                r.fig.savefig(path, dpi=dpi, format=format)
+                paths.append(path)
+        finally:
+            plt.close(r.fig)
+        return paths
+
     def save(self, path, fps: float = 1.0, dpi: int = 100, fit: str = "auto", size=None, frames=None) -> str:
         """Write ``.html`` (self-contained player), ``.gif`` (one frame per step) or ``.mp4``.
 
