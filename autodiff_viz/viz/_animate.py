@@ -123,7 +123,7 @@ class Animation:
         >>> import autodiff_viz as ad, tempfile
         >>> anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
         >>> [p.name for p in anim.save_steps(tempfile.mkdtemp(), frames=[0, -1], dpi=40)]
-        ['step-1.png', 'step-4.png']
+        ['step-1.png', 'step-5.png']
         """
         import pathlib
 
