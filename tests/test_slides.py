@@ -216,3 +216,31 @@ def test_side_text_wraps_prose_and_says_each_thing_once():
     assert r._sides[0][0] == [] and r._sides[1][0]   # the heading says the first step's title
     titled = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0, title="Product")
     assert FrameRenderer(titled.data, dpi=40)._sides[0][0] == []
+
+
+def test_auto_fit_shows_the_whole_graph_only_where_it_stays_readable_at_the_size_asked():
+    from autodiff_viz.viz.draw.frames import K_MIN
+    from autodiff_viz.viz.draw.movie import renderer
+
+    small = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
+    r = renderer(small.data, 40, "auto", (1280, 720))
+    assert not r.scrolls and r.k * min(1.0, 1280 / r.width, 720 / r.height) >= K_MIN
+    xor = _xor_step()
+    big = renderer(xor.data, 40, "auto", (320, 180))   # the whole graph would be tiny: follow instead
+    assert big.scrolls
+    whole = renderer(xor.data, 40, "graph", (320, 180))
+    assert whole.scrolls is False
+    import matplotlib.pyplot as plt
+
+    for fig in (r.fig, big.fig, whole.fig):
+        plt.close(fig)
+
+
+def test_a_slide_movie_is_16_by_9(tmp_path):
+    from PIL import Image
+
+    anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
+    img = Image.open(anim.save(tmp_path / "a.gif", dpi=40, style="slide", frames=[-1]))
+    assert img.size == ad.viz._animate.SLIDE_SIZE and img.n_frames == 1
+    with pytest.raises(ValueError, match="style must be 'default' or 'slide', not 'poster'"):
+        anim.save(tmp_path / "a.gif", style="poster")

@@ -151,20 +151,23 @@ class Animation:
             plt.close(r.fig)
         return paths
 
-    def save(self, path, fps: float = 1.0, dpi: int = 100, fit: str = "auto", size=None, frames=None) -> str:
+    def save(self, path, fps: float = 1.0, dpi: int = 100, fit: str = "auto", size=None, frames=None,
+             style: str = "default") -> str:
         """Write ``.html`` (self-contained player), ``.gif`` (one frame per step) or ``.mp4``.
 
         For ``.gif``/``.mp4``: ``fit="graph"`` draws the whole graph on every
         frame (the current node highlighted), ``fit="follow"`` a window at
         readable text size that follows the current node (the last frame
         shows the target), and ``"auto"`` the whole graph when its text is
-        readable, else the window.  ``size=(width, height)`` in pixels: each
-        frame scaled to fit, centred on white.  ``frames``: the step numbers
-        to show (``[0, 3, 5]``; negative counts from the end), default all.
+        readable at the size asked, else the window.  ``size=(width,
+        height)`` in pixels: each frame scaled to fit, centred on white.
+        ``frames``: the step numbers to show (``[0, 3, 5]``; negative counts
+        from the end), default all.  ``style="slide"``: 16:9 frames
+        (``size`` defaults to :data:`SLIDE_SIZE`).
         """
         path = os.fspath(path)
         ext = os.path.splitext(path)[1].lower()
-        options = save_options(self, fps=fps, dpi=dpi, fit=fit, size=size, frames=frames)
+        options = save_options(self, fps=fps, dpi=dpi, fit=fit, size=size, frames=frames, style=style)
         if ext in (".html", ".htm"):
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.to_html())
@@ -180,9 +183,13 @@ class Animation:
         raise ValueError(f"Animation.save: unknown file type {ext!r} (use .html, .gif, .mp4 or .json)")
 
 
-def save_options(anim: Animation, fps=1.0, dpi=100, fit="auto", size=None, frames=None) -> dict:
+SLIDE_SIZE = (1280, 720)  # pixels: a 16:9 frame, the size of a slide at 100%
+
+
+def save_options(anim: Animation, fps=1.0, dpi=100, fit="auto", size=None, frames=None, style="default") -> dict:
     """The options of :meth:`Animation.save` checked, as ``save_movie`` takes them: ``frames`` as step
-    numbers from 0; each bad value raises an error that names the argument and the value."""
+    numbers from 0, ``size`` from ``style``; each bad value raises an error that names the argument and
+    the value."""
     from .draw.frames import FITS
 
     def bad(name, value, want, kind=ValueError):
@@ -194,6 +201,10 @@ def save_options(anim: Animation, fps=1.0, dpi=100, fit="auto", size=None, frame
         raise bad("dpi", dpi, "a number of dots per inch from 10 to 600")
     if fit not in FITS:
         raise bad("fit", fit, "'auto', 'graph' or 'follow'")
+    if style not in ("default", "slide"):
+        raise bad("style", style, "'default' or 'slide'")
+    if style == "slide" and size is None:
+        size = SLIDE_SIZE
     if size is not None:
         if (not isinstance(size, (tuple, list)) or len(size) != 2
                 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in size)):

@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from .frames import FrameRenderer
+from .frames import K_MIN, FrameRenderer
 from .look import DIM, GREY, INK, LIGHT_GREY, PALETTE, TINT
 
 FFMPEG_START_S, FFMPEG_FRAME_S = 60.0, 2.0  # the time limit of one ffmpeg run: start-up, then per frame
@@ -136,6 +136,18 @@ def _write_mp4(r, n: int, path: str, fps: float, exe: str):
         raise RuntimeError(f"ffmpeg failed writing {path}: {err.decode(errors='replace').strip()[-500:]}")
 
 
+def renderer(data: dict, dpi: int, fit: str, size) -> FrameRenderer:
+    """The frames' renderer; ``fit="auto"`` with a ``size``: the whole graph when its text, scaled down
+    to that size, stays readable (:data:`.frames.K_MIN` points a layout unit), else the window."""
+    r = FrameRenderer(data, dpi=dpi, fit="graph" if fit == "auto" and size is not None else fit)
+    if fit == "auto" and size is not None and r.k * min(1.0, size[0] / r.width, size[1] / r.height) < K_MIN:
+        import matplotlib.pyplot as plt
+
+        plt.close(r.fig)
+        r = FrameRenderer(data, dpi=dpi, fit="follow")
+    return r
+
+
 def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100, fit: str = "auto", size=None,
                frames=None) -> str:
     """One frame per step of the storyboard ``data`` (or per step in ``frames``): ``.gif`` with Pillow,
@@ -150,7 +162,7 @@ def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100, fit: str
         if not exe:
             raise RuntimeError("saving .mp4 needs ffmpeg: pip install imageio-ffmpeg (it ships one), or install "
                                "ffmpeg with your system's package manager; .gif and .html need neither")
-    r = FrameRenderer(data, dpi=dpi, fit=fit)
+    r = renderer(data, dpi, fit, size)
     shown = _Frames(r, range(len(data["steps"])) if frames is None else frames, size)
     try:
         if ext == ".mp4":
