@@ -74,6 +74,9 @@ EDGE_LABEL_MAX = 2  # arrows carry the gradient they sent when it has at most th
 # area, and left out when even the compact one would: estimates are within about 20%, so this keeps the
 # legend that Graphviz draws no larger than the graph.
 LEGEND_SHARE = 0.7
+# A compact legend under a wider title keeps its boxes' widths: an empty cell takes this share of the
+# title's estimated width that the boxes leave (an estimate too large would widen the picture).
+SPACER_SHARE = 0.85
 # style="slide": text this much larger (the 16:9 canvas is made around the drawing: _graph.on_canvas).
 SLIDE_FONT = {"graph": 15, "node": 14, "edge": 12}
 
@@ -156,12 +159,15 @@ class _Writer:
                          f'{text}<br align="left"/>'))
         entries = _legend.entries(self, compact=self.slide) if legend else []
         if rankdir == "AUTO":
-            rankdir, width = self.choose([text for _, text in rows], entries)
-        else:
-            width = _graph_size(self, rankdir)[0]
+            rankdir = self.choose([text for _, text in rows], entries)[0]
         entries, cols = self.fit_legend(entries, rankdir)
-        heading = [f'<tr><td {attrs} colspan="{cols}">{text}</td></tr>' for attrs, text in rows]
-        heading += _legend.rows(entries, cols)
+        spacer = 0
+        if entries and rows and not any(wide for _, _, wide in entries):  # a compact legend under a wider title
+            room = _text_size("<br/>".join(text for _, text in rows), 12)[0] * SPACER_SHARE
+            spacer = int(max(0.0, room - _legend_size(entries, cols)[0]))
+            spacer = spacer if spacer >= 20 else 0
+        heading = [f'<tr><td {attrs} colspan="{cols + bool(spacer)}">{text}</td></tr>' for attrs, text in rows]
+        heading += _legend.rows(entries, cols, spacer)
         font = SLIDE_FONT if self.slide else {"graph": 12, "node": 11, "edge": 9}
         self.lines = ["digraph autodiff {"]
         self.out(f'graph [rankdir={rankdir}, fontname="{FONT_FAMILY}", fontsize={font["graph"]}, nodesep=0.25, '

@@ -98,10 +98,14 @@ def swatch(lk, text) -> str:
     return f'<td border="{max(1, int(lk.width))}" color="{lk.border}" bgcolor="{lk.fill}"{st} cellpadding="3">{inner}</td>'
 
 
-def rows(entries, cols) -> list:
-    """The legend as rows of the picture's heading table (``cols`` columns wide)."""
+def rows(entries, cols, spacer: int = 0) -> list:
+    """The legend as rows of the picture's heading table (``cols`` columns wide); ``spacer``: points of
+    empty cell after each row of boxes, which takes the room a wider title leaves (Graphviz would
+    otherwise stretch the boxes to the title's width)."""
     boxes = [cell for cell, _, wide in entries if not wide]
     wide = [cell for cell, _, w in entries if w]
-    rows = ["<tr>" + "".join(boxes[i:i + cols]) + "</tr>" for i in range(0, len(boxes), cols)]
-    rows += [f'<tr><td align="left" colspan="{cols}"><font point-size="10">{cell}</font></td></tr>' for cell in wide]
+    end = f'<td width="{spacer}"></td>' if spacer else ""
+    rows = ["<tr>" + "".join(boxes[i:i + cols]) + end + "</tr>" for i in range(0, len(boxes), cols)]
+    rows += [f'<tr><td align="left" colspan="{cols + bool(spacer)}"><font point-size="10">{cell}</font></td></tr>'
+             for cell in wide]
     return rows
