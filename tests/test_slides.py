@@ -244,3 +244,18 @@ def test_a_slide_movie_is_16_by_9(tmp_path):
     assert img.size == ad.viz._animate.SLIDE_SIZE and img.n_frames == 1
     with pytest.raises(ValueError, match="style must be 'default' or 'slide', not 'poster'"):
         anim.save(tmp_path / "a.gif", style="poster")
+
+
+def test_save_steps_writes_the_steps_asked_and_names_what_is_wrong(tmp_path):
+    anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
+    paths = anim.save_steps(tmp_path, frames=[1, 3], format="svg", dpi=40)
+    assert [p.name for p in paths] == ["step-2.svg", "step-4.svg"]
+    assert all(ET.parse(p).getroot().tag == f"{SVG}svg" for p in paths)
+    with pytest.raises(ValueError, match="Animation.save_steps: format must be 'png' or 'svg', not 'gif'"):
+        anim.save_steps(tmp_path, format="gif")
+    with pytest.raises(FileNotFoundError, match="no folder"):
+        anim.save_steps(tmp_path / "missing")
+    with pytest.raises(IndexError, match=r"Animation.save_steps: frames holds step 7, but this animation has 5"):
+        anim.save_steps(tmp_path, frames=[7])
+    with pytest.raises(ValueError, match="Animation.frame: fit must be"):
+        anim.frame(0, fit="window")

@@ -107,7 +107,7 @@ class Animation:
         ``fit``: as for :meth:`save`."""
         from .draw.frames import FrameRenderer
 
-        save_options(self, dpi=dpi, fit=fit, frames=[i])
+        save_options(self, dpi=dpi, fit=fit, who="Animation.frame")
         r = FrameRenderer(self.data, dpi=dpi, fit=fit)
         r.draw(i)
         if path is not None:
@@ -136,7 +136,7 @@ class Animation:
         folder = pathlib.Path(folder)
         if not folder.is_dir():
             raise FileNotFoundError(f"Animation.save_steps: no folder {str(folder)!r} (create it first)")
-        options = save_options(self, dpi=dpi, fit=fit, frames=frames)
+        options = save_options(self, dpi=dpi, fit=fit, frames=frames, who="Animation.save_steps")
         steps = options["frames"] if frames is not None else range(len(self))
         digits = len(str(len(self)))
         r = FrameRenderer(self.data, dpi=dpi, fit=fit)
@@ -186,14 +186,15 @@ class Animation:
 SLIDE_SIZE = (1280, 720)  # pixels: a 16:9 frame, the size of a slide at 100%
 
 
-def save_options(anim: Animation, fps=1.0, dpi=100, fit="auto", size=None, frames=None, style="default") -> dict:
+def save_options(anim: Animation, fps=1.0, dpi=100, fit="auto", size=None, frames=None, style="default",
+                 who: str = "Animation.save") -> dict:
     """The options of :meth:`Animation.save` checked, as ``save_movie`` takes them: ``frames`` as step
     numbers from 0, ``size`` from ``style``; each bad value raises an error that names the argument and
     the value."""
     from .draw.frames import FITS
 
     def bad(name, value, want, kind=ValueError):
-        return kind(f"Animation.save: {name} must be {want}, not {_labels.shorten(repr(value))}")
+        return kind(f"{who}: {name} must be {want}, not {_labels.shorten(repr(value))}")
 
     if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not 0 < fps <= 60:
         raise bad("fps", fps, "a number of frames a second above 0 and at most 60")
@@ -223,7 +224,7 @@ def save_options(anim: Animation, fps=1.0, dpi=100, fit="auto", size=None, frame
             if isinstance(f, bool) or not isinstance(f, (int, np.integer)):
                 raise bad("frames", frames, f"a list of whole step numbers ({f!r} is not one)", TypeError)
             if not -n <= f < n:
-                raise IndexError(f"Animation.save: frames holds step {f}, but this animation has {n} steps "
+                raise IndexError(f"{who}: frames holds step {f}, but this animation has {n} steps "
                                  f"(0 to {n - 1}, or -{n} to -1 from the end)")
         frames = [int(f) % n for f in frames]
     return {"fps": float(fps), "dpi": dpi, "fit": fit, "size": size, "frames": frames}
