@@ -170,7 +170,11 @@ def on_canvas(data: bytes, fmt: str, aspect: float = SLIDE_ASPECT) -> bytes:
     if fmt == "png":
         import io
 
-        from PIL import Image
+        try:
+            from PIL import Image
+        except ImportError as e:
+            raise ImportError("a slide picture as PNG needs Pillow: pip install 'autodiff_viz[viz]' "
+                              "(or save it as .svg)") from e
 
         img = Image.open(io.BytesIO(data)).convert("RGB")
         w, h = img.size
