@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import autodiff_viz as ad
+from autodiff_viz import tour
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -42,7 +43,7 @@ def _legend_and_graph_area(g) -> tuple:
 
 
 def _small_graphs():
-    """Graphs of two to four boxes, as the exercises draw them."""
+    """Graphs of two to four boxes, as the exercises draw them (the last one in the slide style)."""
     x, w = ad.Variable(3.0, name="x"), ad.Variable(2.0, name="w")
     c = ad.constant(3.0)
     with ad.trace() as tr:
@@ -60,7 +61,7 @@ def _small_graphs():
             out = h * h
         t3.gradient(out, x)
     return [ad.viz.graph(tr, tape=1), ad.viz.graph(tr, tape=2), ad.viz.graph(tr, tape=3, collapse=True),
-            ad.viz.graph(tr, tape=2, detail="full")]
+            ad.viz.graph(tr, tape=2, detail="full"), ad.viz.graph(tr, tape=2, style="slide", tape_notes=False)]
 
 
 @needs_dot
@@ -76,23 +77,22 @@ def test_a_small_graphs_legend_is_never_larger_than_the_graph(style):
 
 
 def test_the_tape_sentence_goes_with_the_legend_and_is_switchable():
-    x = ad.constant(3.0)
-    with ad.trace() as tr:
-        with ad.GradientTape() as tape:
-            tape.watch(x)
-            y = x * x
-        tape.gradient(y, x)
+    square = tour.square()   # x*x under a tape whose gradient() was called: a spent tape
+
+    def source(**options):
+        return ad.viz._graph.draw(square.model, **options).source
+
     said = "Tape T1 is spent"
-    assert said in ad.viz.graph(tr).source
-    assert said not in ad.viz.graph(tr, legend=False).source
-    assert said not in ad.viz.graph(tr, style="slide").source
-    assert said not in ad.viz.graph(tr, tape_notes=False).source
-    assert said in ad.viz.graph(tr, legend=False, tape_notes=True).source
-    assert "tape T1</b>" not in ad.viz.graph(tr, detail="full", tape_notes=False).source
+    assert said in square.source
+    assert said not in source(legend=False)
+    assert said not in source(style="slide")
+    assert said not in source(tape_notes=False)
+    assert said in source(legend=False, tape_notes=True)
+    assert "tape T1</b>" in source(detail="full") and "tape T1</b>" not in source(detail="full", tape_notes=False)
     with pytest.raises(ValueError, match="style must be 'default' or 'slide', not 'poster'"):
-        ad.viz.graph(tr, style="poster")
+        source(style="poster")
     with pytest.raises(TypeError, match="tape_notes must be True or False, not 'no'"):
-        ad.viz.graph(tr, tape_notes="no")
+        source(tape_notes="no")
 
 
 @needs_dot
@@ -100,7 +100,9 @@ def test_a_slide_is_16_by_9_with_larger_text_on_white():
     from PIL import Image
     import numpy as np
 
-    for g in _small_graphs()[1:3]:
+    graphs = _small_graphs()
+    assert graphs[4]._options["style"] == "slide" and "fontsize=14" in graphs[4].source   # ad.viz.graph's way
+    for g in graphs[1:3]:
         slide = ad.viz._graph.draw(g.model, **dict(g._options, style="slide"))
         img = Image.open(io.BytesIO(slide.pipe("png"))).convert("RGB")
         assert abs(img.width / img.height - 16 / 9) < 0.01, img.size
