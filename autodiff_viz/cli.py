@@ -4,6 +4,7 @@
     autodiff-viz graph script.py -o out.svg --tape 2   only tape T2
     autodiff-viz animate script.py -o steps.gif        the forward and backward passes, step by step
                                                        (.gif, .html: a self-contained player, .mp4)
+    autodiff-viz animate script.py -o DIR --steps 3,5  steps 3 and 5 as DIR/step-3.png... (--format svg)
     autodiff-viz tour OUTDIR [--format svg]            the guides' examples as pictures
     autodiff-viz lessons OUTDIR                        the tutorial notebooks, run, as a static web site
     autodiff-viz notebooks DIR                         the tutorials and exercises, copied to open in Jupyter
@@ -584,6 +585,9 @@ def _graph_command(args) -> int:
 
 
 def _animate_command(args) -> int:
+    if args.steps is not None or args.format is not None:
+        _steps_folder(args)  # before the script runs; the pictures' names are checked by the drawing
+        return _run(args, [])
     out, _ = _animate_output(args)
     _check_output(out)
     return _run(args, [out])
@@ -617,6 +621,8 @@ def _draw_animate(args, workdir, given) -> int:
     from . import viz
     from .traces import Trace
 
+    if args.steps is not None or args.format is not None:
+        return _draw_steps(args, workdir, given)
     out, _ = _animate_output(args)
     script, tr, tapes, names = _load(workdir, args)
     _refuse_input(out, _read_inputs(workdir, given))
@@ -626,6 +632,47 @@ def _draw_animate(args, workdir, given) -> int:
         source = Trace([e for e in tr.events if e.tape == raw])
     anim = viz.animate(source, title=args.title, rankdir=args.rankdir, names=names or None)
     print(anim.save(out, fps=args.fps))
+    return 0
+
+
+def _steps(text):
+    """``--steps 3,5``: step numbers as the frames' counter shows them (1 is the first)."""
+    try:
+        steps = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--steps wants step numbers separated by commas (3,5), not {text!r}")
+    if not steps or min(steps) < 1:
+        raise argparse.ArgumentTypeError(f"--steps wants step numbers from 1 (3,5), not {text!r}")
+    return steps
+
+
+def _steps_folder(args) -> pathlib.Path:
+    """``animate ... -o DIR --steps 3,5 --format png``: the folder the chosen steps are written into."""
+    if not args.output:
+        _fail("--steps and --format write pictures into a folder: name it with -o DIR", 2)
+    folder = pathlib.Path(args.output)
+    if not folder.is_dir():
+        _fail(f"cannot write steps into {folder}: it is not a folder (create it first)", 2)
+    return folder
+
+
+def _draw_steps(args, workdir, given) -> int:
+    """The drawing child's side of a step export: the chosen steps as pictures in the folder."""
+    from . import viz
+    from .traces import Trace
+
+    folder, fmt = _steps_folder(args), args.format or "png"
+    script, tr, tapes, names = _load(workdir, args)
+    source = tr if args.tape is None else Trace([e for e in tr.events if e.tape == tapes[args.tape - 1]])
+    anim = viz.animate(source, title=args.title, rankdir=args.rankdir, names=names or None)
+    steps = args.steps or list(range(1, len(anim) + 1))
+    if max(steps) > len(anim):
+        _fail(f"--steps {','.join(map(str, steps))}: the animation has {len(anim)} steps (1 to {len(anim)})", 2)
+    inputs = _read_inputs(workdir, given)
+    for k in steps:  # every picture checked before the first is written
+        _refuse_input(folder / f"step-{k:0{len(str(len(anim)))}d}.{fmt}", inputs)
+    for path in anim.save_steps(folder, frames=[k - 1 for k in steps], format=fmt):
+        print(path)
     return 0
 
 
@@ -722,6 +769,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"frames (steps) per second for .gif and .mp4, above 0 and at most {MAX_FPS}")
     a.add_argument("--title", help="the title above the animation")
     a.add_argument("--rankdir", choices=("auto", "LR", "TB"), default="auto", help="layout direction")
+    a.add_argument("--steps", type=_steps, metavar="N,M",
+                   help="write only these steps (numbered from 1, as the frames' counter), as pictures into "
+                        "the folder -o DIR")
+    a.add_argument("--format", choices=("png", "svg"),
+                   help="with -o DIR: each step as a picture in this format (default png)")
     _add_run_options(a)
     a.set_defaults(run=_animate_command)
     t = sub.add_parser("tour", help="render the built-in examples into OUTDIR")

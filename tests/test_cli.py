@@ -118,6 +118,30 @@ def test_animate_rejects_an_unknown_format(tmp_path, capsys):
     assert "name the output .gif, .html or .mp4" in capsys.readouterr().err
 
 
+def test_animate_exports_the_chosen_steps_as_pictures(tmp_path, capfd):
+    pytest.importorskip("PIL")
+    from PIL import Image
+
+    script = tmp_path / "second.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "frames"
+    out.mkdir()
+    assert cli.main(["animate", str(script), "-o", str(out), "--tape", "2", "--steps", "1,3"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["step-1.png", "step-3.png"]
+    assert Image.open(out / "step-3.png").width > 200
+    assert cli.main(["animate", str(script), "-o", str(out), "--tape", "2", "--steps", "2", "--format", "svg"]) == 0
+    root = ET.fromstring((out / "step-2.svg").read_text())
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    capfd.readouterr()
+    assert cli.main(["animate", str(script), "-o", str(out), "--tape", "2", "--steps", "99"]) == 2
+    assert "the animation has" in capfd.readouterr().err
+    assert cli.main(["animate", str(script), "-o", str(tmp_path / "none"), "--steps", "1"]) == 2
+    assert "not a folder" in capfd.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["animate", str(script), "-o", str(out), "--steps", "0,x"])
+    assert "--steps wants step numbers" in capfd.readouterr().err
+
+
 # ---------------------------------------------------------------------------
 # Failing cleanly: one line "autodiff-viz: ..." on stderr and a non-zero exit
 # ---------------------------------------------------------------------------

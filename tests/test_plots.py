@@ -141,3 +141,45 @@ def test_arguments_at_the_bounds_are_accepted(tmp_path):
     assert "= 9.0" in g.source and "∂ 6.0" in g.source   # d(x*x)/dx at 3
     e = ad.viz.explore(lambda u, w: u * w, resolution=2, arrows=2, starts=1, iterations=1)
     assert e.data["mode"] == "2d"
+
+
+_TEXTS = """(svg) => { const box = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll('text')].map((t) => { const b = t.getBoundingClientRect();
+    return {text: t.textContent, inside: b.left >= box.left - 0.5 && b.right <= box.right + 0.5
+      && b.top >= box.top - 0.5 && b.bottom <= box.bottom + 0.5}; }); }"""
+
+
+@pytest.mark.browser
+def test_explore_labels_are_whole_and_the_2d_plot_has_axes_and_a_colour_scale(tmp_path):
+    from browser_util import launch, require_chromium
+
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    def rosen(a, b):
+        return (1 - a) ** 2 + 5 * (b - a * a) ** 2
+
+    small = ad.viz.explore(lambda x: 0.05 * ad.sin(3.0 * x) - 0.0002 * x, x=(-3.0, 3.0))
+    flat = ad.viz.explore(rosen, iterations=5, starts=3)
+    assert flat.data["inputs"] == ["a", "b"]
+    found = {}
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1000, "height": 900})
+        for key, e in (("1d", small), ("2d", flat)):
+            path = e.save(tmp_path / f"{key}.html")
+            page.goto(f"file://{path}")
+            page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
+            found[key] = page.evaluate(_TEXTS, page.query_selector("svg.adv-plot"))
+            found[key + "bar"] = page.locator(".adv-colourbar rect").count()
+        browser.close()
+    for key in ("1d", "2d"):
+        assert found[key] and all(t["inside"] for t in found[key]), found[key]   # no label clipped
+    ticks = [t["text"] for t in found["1d"]]
+    assert f"{min(small.data['f'] + small.data['df']):.4g}" in ticks   # the lowest value, whole: "-0.1502"
+    words = [t["text"] for t in found["2d"]]
+    assert "a" in words and "b" in words and "rosen(a, b)" in words   # axis labels and the colour scale's name
+    assert found["2dbar"] == 6
+    numbers = [float(w) for w in words if w[:1] in "-0123456789"]
+    for level in (flat.data["contours"][0]["level"], flat.data["contours"][-1]["level"]):   # the scale's ends
+        assert any(v == pytest.approx(level, rel=0.01) for v in numbers)

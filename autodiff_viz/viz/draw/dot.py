@@ -60,6 +60,7 @@ def dot_style(lk: _look.Look) -> str:
 
 RANKDIRS = ("LR", "TB", "RL", "BT")
 DETAILS = ("classroom", "full")
+STYLES = ("default", "slide")
 # Graphviz reads an HTML-like label of at most 16,384 characters.  Remarks past this budget (escaped
 # characters) are left out, with a line that says how many (a node's label: boxes.NODE_LABEL_BUDGET).
 REMARKS_BUDGET = 7_000
@@ -67,16 +68,31 @@ TITLE_LINES = 4  # a title keeps at most this many of its own lines
 MAX_SCOPE_DEPTH = 12  # deeper name scopes share the innermost cluster (its label holds the rest of the path)
 NODESEP, RANKSEP = 0.25 * 72, 0.35 * 72  # points, as written into the DOT text below
 LEGEND_MIN_WIDTH = 600.0  # points: a legend may be this wide even above a narrow graph
+SCOPE_MARGIN = "0.16,0.14"  # inches: a folded scope's label inside its box3d (a box's margin is 0.08,0.04)
 EDGE_LABEL_MAX = 2  # arrows carry the gradient they sent when it has at most this many values
+# A legend is drawn compact when the full one would cover more than this share of the graph's (estimated)
+# area, and left out when even the compact one would: estimates are within about 20%, so this keeps the
+# legend that Graphviz draws no larger than the graph.
+LEGEND_SHARE = 0.7
+# A compact legend under a wider title keeps its boxes' widths: an empty cell takes this share of the
+# title's estimated width that the boxes leave (an estimate too large would widen the picture).
+SPACER_SHARE = 0.85
+# style="slide": text this much larger (the 16:9 canvas is made around the drawing: _graph.on_canvas).
+SLIDE_FONT = {"graph": 15, "node": 14, "edge": 12}
 
 
 # ---------------------------------------------------------------------------
 def to_dot(model: M.GraphModel, rankdir: str = "auto", legend: bool = True, values: bool = True,
            digits: int = 4, title: str | None = None, mark_legend: str | None = None,
-           detail: str = "classroom") -> str:
+           detail: str = "classroom", tape_notes: bool | None = None, style: str = "default") -> str:
     """The DOT text of a model: same model, same text (no ids or times from the engine).
 
     ``detail``: ``"classroom"`` or ``"full"`` (see the module's text).
+    ``legend``: the legend of the looks drawn; on a small graph it is
+    compact (a word in each box) and left out when even that would be larger
+    than the graph.  ``tape_notes``: the sentences about the tapes ("Tape T1
+    is spent: …"); by default drawn only with the legend.  ``style="slide"``:
+    no tape notes, a compact legend, larger text, a 16:9 canvas.
     ``rankdir``: ``"auto"`` (see :func:`choose_rankdir`), ``"LR"``, ``"TB"``,
     ``"RL"`` or ``"BT"``.  Marked nodes (``Node.broken``) are filled light
     vermillion with a ✗ before their name; ``mark_legend`` says in the legend
@@ -89,7 +105,14 @@ def to_dot(model: M.GraphModel, rankdir: str = "auto", legend: bool = True, valu
         raise ValueError(f"rankdir must be 'auto' or one of {', '.join(RANKDIRS)}, not {L.shorten(repr(rankdir))}")
     if detail not in DETAILS:
         raise ValueError(f"detail must be 'classroom' or 'full', not {L.shorten(repr(detail))}")
+    if style not in STYLES:
+        raise ValueError(f"style must be 'default' or 'slide', not {L.shorten(repr(style))}")
+    for name, flag in (("legend", legend), ("tape_notes", tape_notes)):
+        if not isinstance(flag, (bool, type(None))) or (flag is None and name == "legend"):
+            raise TypeError(f"{name} must be True or False, not {L.shorten(repr(flag))}")
     w = _Writer(model, digits, values, detail)
+    w.slide = style == "slide"
+    w.tape_notes = (legend and not w.slide) if tape_notes is None else tape_notes
     if mark_legend:
         w.mark_legend = mark_legend
     return w.write(direction, legend, title)
@@ -122,7 +145,7 @@ class _Writer:
         self.edges = [self.edge_text(e) for e in m.edges]
         # A title is user text like any other: its own line breaks are kept (up to TITLE_LINES).
         head = (L.for_dot_html(title, L.TITLE_LIMIT, max_lines=TITLE_LINES, where="end", br=LEFT)
-                if title is not None else self.title())
+                if title is not None else self.title() if self.tape_notes else "")
         rows = []  # (cell's attributes, text): the heading's rows above the legend
         if head:
             rows.append(('align="left" balign="left"', head))
@@ -135,19 +158,24 @@ class _Writer:
             fill = TINT[VERMILLION] if tone == VERMILLION else LIGHT_GREY
             rows.append((f'align="left" balign="left" bgcolor="{fill}" border="1" color="{tone}" cellpadding="6"',
                          f'{text}<br align="left"/>'))
-        entries = _legend.entries(self) if legend else []
+        entries = _legend.entries(self, compact=self.slide) if legend else []
         if rankdir == "AUTO":
-            rankdir, width = self.choose([text for _, text in rows], entries)
-        else:
-            width = _graph_size(self, rankdir)[0]
-        cols = _legend_columns(entries, width) if entries else 1
-        heading = [f'<tr><td {attrs} colspan="{cols}">{text}</td></tr>' for attrs, text in rows]
-        heading += _legend.rows(entries, cols)
+            rankdir = self.choose([text for _, text in rows], entries)[0]
+        entries, cols = self.fit_legend(entries, rankdir)
+        spacer = 0
+        if entries and rows and not any(wide for _, _, wide in entries):  # a compact legend under a wider title
+            room = _text_size("<br/>".join(text for _, text in rows), 12)[0] * SPACER_SHARE
+            spacer = int(max(0.0, room - _legend_size(entries, cols)[0]))
+            spacer = spacer if spacer >= 20 else 0
+        heading = [f'<tr><td {attrs} colspan="{cols + bool(spacer)}">{text}</td></tr>' for attrs, text in rows]
+        heading += _legend.rows(entries, cols, spacer)
+        font = SLIDE_FONT if self.slide else {"graph": 12, "node": 11, "edge": 9}
         self.lines = ["digraph autodiff {"]
-        self.out(f'graph [rankdir={rankdir}, fontname="{FONT_FAMILY}", fontsize=12, nodesep=0.25, ranksep=0.35, '
-                 'bgcolor="white", pad=0.2, labeljust=l];')  # no newrank: 10-30x slower layouts with clusters
-        self.out(f'node [fontname="{FONT_FAMILY}", fontsize=11, margin="0.08,0.04", penwidth=1.3];')
-        self.out(f'edge [fontname="{FONT_FAMILY}", fontsize=9, arrowsize=0.7, color="{BLACK}", penwidth=1.2];')
+        self.out(f'graph [rankdir={rankdir}, fontname="{FONT_FAMILY}", fontsize={font["graph"]}, nodesep=0.25, '
+                 'ranksep=0.35, bgcolor="white", pad=0.2, labeljust=l];')  # no newrank: 10-30x slower with clusters
+        self.out(f'node [fontname="{FONT_FAMILY}", fontsize={font["node"]}, margin="0.08,0.04", penwidth=1.3];')
+        self.out(f'edge [fontname="{FONT_FAMILY}", fontsize={font["edge"]}, arrowsize=0.7, color="{BLACK}", '
+                 'penwidth=1.2];')
         if heading:  # one table: title, remarks, then the legend's boxes (all as wide as the widest row)
             self.out('labelloc=t; labeljust=l; label=<<table border="0" cellborder="0" cellspacing="4" '
                      'cellpadding="0">' + "".join(heading) + "</table>>;")
@@ -173,6 +201,26 @@ class _Writer:
             self.out(line)
         self.lines.append("}")
         return "\n".join(self.lines) + "\n"
+
+    def fit_legend(self, entries, rankdir):
+        """``(entries, columns)``: the legend as it fits the graph drawn in ``rankdir``: in full, else
+        compact (:func:`.legend.compact_entries`) in rows no wider than the graph, else none."""
+        if not entries:
+            return [], 1
+        w, h = _graph_size(self, rankdir)
+        room = LEGEND_SHARE * w * h
+        cols = _legend_columns(entries, w)
+        lw, lh = _legend_size(entries, cols)
+        if lw * lh <= room and not self.slide:
+            return entries, cols
+        small = _legend.compact_entries(self)
+        while small:  # the entries needed most that fit, in rows no wider than the graph
+            cols = _legend_columns(small, w, min_width=0.0, most=len(small))
+            lw, lh = _legend_size(small, cols)
+            if lw * lh <= room:
+                return small, cols
+            small = small[:-1]
+        return [], 1
 
     def choose(self, rows, entries):
         """``(rankdir, graph width)`` for ``rankdir="auto"``; see :func:`choose_rankdir`."""
@@ -315,6 +363,8 @@ class _Writer:
                  f'tooltip="{L.for_dot_string(B.tooltip(self, n))}"']
         if peripheries != 1:
             attrs.append(f"peripheries={peripheries}")
+        if shape == "box3d":  # room for the drawn depth: the scope's name clear of the top and right edges
+            attrs.append(f'margin="{SCOPE_MARGIN}"')
         return f"n{n.id} [{', '.join(attrs)}];", label
 
     def call_tag(self, key) -> str:
@@ -349,13 +399,13 @@ class _Writer:
         return f"n{e.src} -> n{e.dst} [{', '.join(attrs)}];"
 
     # -- legend ------------------------------------------------------------------
-def _legend_columns(entries, width) -> int:
-    """How many boxes side by side: as many as fit the graph's width (at least LEGEND_MIN_WIDTH), 1 to 4."""
+def _legend_columns(entries, width, min_width: float = LEGEND_MIN_WIDTH, most: int = 4) -> int:
+    """How many boxes side by side: as many as fit the graph's width (at least ``min_width``), 1 to ``most``."""
     boxes = [text for _, text, wide in entries if not wide]
     if not boxes:
         return 1
     cell = max(_text_size(text, 10)[0] for text in boxes) + 18
-    return max(1, min(4, len(boxes), int(max(width, LEGEND_MIN_WIDTH) // cell)))
+    return max(1, min(most, len(boxes), int(max(width, min_width) // cell)))
 
 
 def _legend_size(entries, cols):

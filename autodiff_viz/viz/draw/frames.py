@@ -54,6 +54,9 @@ OVERVIEW_INCHES = 1.1
 MARGIN, GAP = 0.15, 0.3  # inches: around the frame, between its parts
 
 
+FITS = ("auto", "graph", "follow")
+
+
 class FrameRenderer:
     """Draws step ``i`` of a storyboard: :meth:`render` as an RGB array (fast, for movies),
     :meth:`draw` into the figure ``fig``.
@@ -62,8 +65,11 @@ class FrameRenderer:
     points of text per layout unit, ``key`` the colour key's entries as ``(look, label)``.
     """
 
-    def __init__(self, data: dict, dpi: int = 100):
+    def __init__(self, data: dict, dpi: int = 100, fit: str = "auto"):
         import matplotlib.pyplot as plt
+
+        if fit not in FITS:
+            raise ValueError(f"fit must be one of {', '.join(map(repr, FITS))}, not {_labels.shorten(repr(fit))}")
 
         self.data, self.dpi = data, dpi
         self._cursor = None
@@ -77,8 +83,11 @@ class FrameRenderer:
         n = len(data["nodes"])
         self._index = {nd["id"]: j for j, nd in enumerate(data["nodes"])}
         sides, focus, pending = [], [], False
+        heading = _labels.for_mpl(data["title"], _labels.TITLE_LIMIT, "end")
         for st in _story.states(data):
-            sides.append((_labels.for_mpl(st["title"], _labels.TITLE_LIMIT, "end"), *P.side_text(st)))
+            title = _labels.for_mpl(st["title"], _labels.TITLE_LIMIT, "end")
+            # the first step's title is the animation's (or a generic one): the frame's heading says it already
+            sides.append(("" if st["phase"] == "start" or title == heading else title, *P.side_text(st)))
             focus.append(self._focus(st))
             pending = pending or not all(st["alive"][:n])
         self._steps = len(sides)
@@ -86,15 +95,17 @@ class FrameRenderer:
         rule_cells = max([0] + [P.cells(t) for _, lines, _ in sides for t in lines])
         row_cells = max([P.MIN_SIDE_CHARS] + [P.cells(t) for _, _, rows in sides for _, t in rows])
         self.side_w = math.ceil(max(rule_cells * rule_cell, row_cells * row_cell)) + 4
-        self._sides = [(P.wrap(title, lambda t: self._measure(t, "title"), self.side_w), lines, rows)
+        self._sides = [(P.wrap(title, lambda t: self._measure(t, "title"), self.side_w) if title else [], lines, rows)
                        for title, lines, rows in sides]
         side_h = max(self._side_layout(s)[1] for s in self._sides)
         # -- the graph: its scale, and the window onto it ----------------------------------------------
         L = data["layout"]
         W, H = L["width"] + 2 * PAD, L["height"] + 2 * PAD
         k = min(K_MAX, FIT_INCHES[0] * 72.0 / W, FIT_INCHES[1] * 72.0 / H)
-        self.scrolls = k < K_MIN
-        self.k = k = max(k, K_MIN)
+        # "graph": the whole graph on every frame, however small its text; "follow": the window, at
+        # readable text, whenever the whole would be smaller; "auto": whichever keeps the text readable.
+        self.scrolls = k < K_MIN and fit != "graph"
+        self.k = k = k if fit == "graph" else max(k, K_MIN)
         self.ppu = ppu = k * px  # pixels per layout unit
         gw, gh = math.ceil(W * ppu), math.ceil(H * ppu)
         self._graph_px = (gw, gh)
@@ -290,6 +301,9 @@ class FrameRenderer:
         ids = set(st["recv"])
         if st["node"]:
             ids.add(st["node"])
+        if st["phase"] == "done":  # the end shows what was differentiated: the target, then the sources
+            targets = {nd["id"] for nd in self.data["nodes"] if nd.get("role") == "target"}
+            return {(i, i in targets) for i in ids | targets if i in self._index}
         for j in st["edges"]:
             ids.update((self.data["edges"][j]["from"], self.data["edges"][j]["to"]))
         return {(i, i == st["node"]) for i in ids if i in self._index}

@@ -16,19 +16,27 @@ from .look import GREY, LOOKS
 MARK_CUES = {"source": "double border", "target": "thick border"}
 
 
-def entries(w) -> list:
+ORDER = ("variable", "variable_unwatched", "watched", "constant", "op", "rule_op", "skipped", "numpy", "scope",
+         "source", "target", "path", "dimmed", "backward_pass", "broken")
+
+
+def entries(w, compact: bool = False) -> list:
     """For the DOT writer ``w``: ``(cell, text, wide)`` for the looks the picture uses (each a box drawn in that style with its
-    meaning inside), then the rows that explain the ``∂`` numbers (``wide``: across the legend)."""
+    meaning inside), then the rows that explain the ``∂`` numbers (``wide``: across the legend).
+
+    ``compact``: each box holds only its look's word (``"target"``, ``"path"``), and one box in the
+    gradient's colour stands for the ``∂`` rows: a legend for a small graph or a slide.
+    """
     present = w.present
+    if compact:
+        return compact_entries(w)
     target = [n.label for n in w.m.nodes if n.role == "target"]
     of = f"the target {L.shorten(L.clean(target[0]), 24)}" if len(target) == 1 else "the target"
-    order = ("variable", "variable_unwatched", "watched", "constant", "op", "rule_op", "skipped", "numpy", "scope",
-             "source", "target", "path", "dimmed", "backward_pass", "broken")
     says = {"broken": f"✗ {w.mark_legend}", **{k: f"{LOOKS[k].says} ({cue})" for k, cue in MARK_CUES.items()}}
     if w.full:
         says["variable"] = "variable, watched on read"
     out = []
-    for key in order:
+    for key in ORDER:
         if key in present:
             lk = LOOKS[key]
             text = esc(says.get(key, lk.says), L.TITLE_LIMIT, "end")
@@ -51,6 +59,33 @@ def entries(w) -> list:
     return out
 
 
+# The compact legend's order: what a reader needs first comes first, so that a legend cut short to fit a
+# small graph keeps it.
+COMPACT_ORDER = ("broken", "target", "source", "path", "grad", "calls", "variable", "watched", "constant", "op",
+                 "variable_unwatched", "rule_op", "skipped", "numpy", "scope", "dimmed", "backward_pass")
+
+
+def compact_entries(w) -> list:
+    """The compact legend's boxes (see :func:`entries`): a look's word in a box drawn in that look, the
+    ``∂`` numbers in one box, what a mark means in full; most needed first (:data:`COMPACT_ORDER`)."""
+    out = []
+    grad = f'<font color="{_look.GRADIENT}">'
+    for key in COMPACT_ORDER:
+        if key == "grad" and ("grad" in w.present or w.edge_labels):
+            text = f"{grad}∂ 6.0</font>{NBSP}gradient"
+            out.append((f'<td border="0" cellpadding="3"><font point-size="10">{text}</font></td>', "∂ 6.0 gradient",
+                        False))
+        elif key == "calls" and w.many_grads:
+            tag, text = (("T1#2", "tape T1's 2nd gradient() call") if w.many_calls else ("T2", "tape T2's gradient()"))
+            out.append((f'<td border="0" cellpadding="3"><font point-size="10">{grad}∂ {tag}</font>: {text}</font></td>',
+                        f"∂ {tag}: {text}", False))
+        elif key in w.present and key in LOOKS:
+            word = f"✗ {w.mark_legend}" if key == "broken" else LOOKS[key].word
+            text = esc(word, L.TITLE_LIMIT, "end")
+            out.append((swatch(LOOKS[key], text), text, False))
+    return out
+
+
 def swatch(lk, text) -> str:
     """A legend cell: a box drawn as the nodes of one look are (fill, border, dashes, rounding, weight,
     a double border), with what the look means inside."""
@@ -63,10 +98,14 @@ def swatch(lk, text) -> str:
     return f'<td border="{max(1, int(lk.width))}" color="{lk.border}" bgcolor="{lk.fill}"{st} cellpadding="3">{inner}</td>'
 
 
-def rows(entries, cols) -> list:
-    """The legend as rows of the picture's heading table (``cols`` columns wide)."""
+def rows(entries, cols, spacer: int = 0) -> list:
+    """The legend as rows of the picture's heading table (``cols`` columns wide); ``spacer``: points of
+    empty cell after each row of boxes, which takes the room a wider title leaves (Graphviz would
+    otherwise stretch the boxes to the title's width)."""
     boxes = [cell for cell, _, wide in entries if not wide]
     wide = [cell for cell, _, w in entries if w]
-    rows = ["<tr>" + "".join(boxes[i:i + cols]) + "</tr>" for i in range(0, len(boxes), cols)]
-    rows += [f'<tr><td align="left" colspan="{cols}"><font point-size="10">{cell}</font></td></tr>' for cell in wide]
+    end = f'<td width="{spacer}"></td>' if spacer else ""
+    rows = ["<tr>" + "".join(boxes[i:i + cols]) + end + "</tr>" for i in range(0, len(boxes), cols)]
+    rows += [f'<tr><td align="left" colspan="{cols + bool(spacer)}"><font point-size="10">{cell}</font></td></tr>'
+             for cell in wide]
     return rows

@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from .frames import FrameRenderer
+from .frames import K_MIN, FrameRenderer
 from .look import DIM, GREY, INK, LIGHT_GREY, PALETTE, TINT
 
 FFMPEG_START_S, FFMPEG_FRAME_S = 60.0, 2.0  # the time limit of one ffmpeg run: start-up, then per frame
@@ -64,7 +64,41 @@ def gif_palette(frames):
     return palette
 
 
-def _write_gif(r: FrameRenderer, n: int, path: str, fps: float):
+def sized(frame: np.ndarray, size) -> np.ndarray:
+    """``frame`` scaled to fit ``size`` (width, height in pixels) keeping its shape, centred on white;
+    ``size=None`` leaves it as it is.
+
+    >>> sized(np.zeros((10, 20, 3), np.uint8), (40, 40)).shape
+    (40, 40, 3)
+    """
+    if size is None:
+        return frame
+    from PIL import Image
+
+    (w, h), (fh, fw) = size, frame.shape[:2]
+    scale = min(w / fw, h / fh)
+    inner = Image.fromarray(frame).resize((max(1, round(fw * scale)), max(1, round(fh * scale))),
+                                          Image.Resampling.LANCZOS)
+    canvas = Image.new("RGB", (w, h), "white")
+    canvas.paste(inner, ((w - inner.width) // 2, (h - inner.height) // 2))
+    return np.asarray(canvas)
+
+
+class _Frames:
+    """The frames a movie shows: the steps ``steps`` of a renderer, each ``size`` pixels (or its own)."""
+
+    def __init__(self, r: FrameRenderer, steps, size):
+        self.r, self.steps, self.size = r, list(steps), size
+        self.width, self.height = size if size is not None else (r.width, r.height)
+
+    def __len__(self):
+        return len(self.steps)
+
+    def render(self, k: int) -> np.ndarray:
+        return sized(self.r.render(self.steps[k]), self.size)
+
+
+def _write_gif(r, n: int, path: str, fps: float):
     from PIL import Image
 
     palette = gif_palette([r.render(i) for i in sorted({0, n // 2, n - 1})])
@@ -72,7 +106,7 @@ def _write_gif(r: FrameRenderer, n: int, path: str, fps: float):
     frames[0].save(path, save_all=True, append_images=frames[1:], duration=round(1000.0 / fps), loop=0)
 
 
-def _write_mp4(r: FrameRenderer, n: int, path: str, fps: float, exe: str):
+def _write_mp4(r, n: int, path: str, fps: float, exe: str):
     cmd = [exe, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
            "-s", f"{r.width}x{r.height}", "-r", f"{fps:g}", "-i", "-", "-c:v", "libx264",
            "-preset", "veryfast", "-tune", "stillimage", "-pix_fmt", "yuv420p", path]
@@ -102,8 +136,23 @@ def _write_mp4(r: FrameRenderer, n: int, path: str, fps: float, exe: str):
         raise RuntimeError(f"ffmpeg failed writing {path}: {err.decode(errors='replace').strip()[-500:]}")
 
 
-def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100) -> str:
-    """One frame per step of the storyboard ``data``: ``.gif`` with Pillow, ``.mp4`` with ffmpeg."""
+def renderer(data: dict, dpi: int, fit: str, size) -> FrameRenderer:
+    """The frames' renderer; ``fit="auto"`` with a ``size``: the whole graph when its text, scaled down
+    to that size, stays readable (:data:`.frames.K_MIN` points a layout unit), else the window."""
+    r = FrameRenderer(data, dpi=dpi, fit="graph" if fit == "auto" and size is not None else fit)
+    if fit == "auto" and size is not None and r.k * min(1.0, size[0] / r.width, size[1] / r.height) < K_MIN:
+        import matplotlib.pyplot as plt
+
+        plt.close(r.fig)
+        r = FrameRenderer(data, dpi=dpi, fit="follow")
+    return r
+
+
+def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100, fit: str = "auto", size=None,
+               frames=None) -> str:
+    """One frame per step of the storyboard ``data`` (or per step in ``frames``): ``.gif`` with Pillow,
+    ``.mp4`` with ffmpeg.  ``fit``: see :class:`.frames.FrameRenderer`; ``size``: ``(width, height)``
+    pixels (even, for video), each frame scaled to fit and centred on white."""
     import matplotlib.pyplot as plt
 
     ext = os.path.splitext(path)[1].lower()
@@ -113,13 +162,13 @@ def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100) -> str:
         if not exe:
             raise RuntimeError("saving .mp4 needs ffmpeg: pip install imageio-ffmpeg (it ships one), or install "
                                "ffmpeg with your system's package manager; .gif and .html need neither")
-    r = FrameRenderer(data, dpi=dpi)
-    n = len(data["steps"])
+    r = renderer(data, dpi, fit, size)
+    shown = _Frames(r, range(len(data["steps"])) if frames is None else frames, size)
     try:
         if ext == ".mp4":
-            _write_mp4(r, n, path, fps, exe)
+            _write_mp4(shown, len(shown), path, fps, exe)
         else:
-            _write_gif(r, n, path, fps)
+            _write_gif(shown, len(shown), path, fps)
     finally:
         plt.close(r.fig)
     return path

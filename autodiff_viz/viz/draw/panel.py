@@ -29,6 +29,7 @@ MAX_TITLE_LINES, MAX_LINES, MAX_ROWS, MAX_RESULTS, WRAP, MIN_SIDE_CHARS = 3, 14,
 # A word (a name, usually) longer than WORD_LIMIT characters is shortened before the rule's lines wrap,
 # a name in the table to NAME_LIMIT, a row of the table to ROW_LIMIT.
 WORD_LIMIT, NAME_LIMIT, ROW_LIMIT = 40, 20, 62
+PROSE_MIN = 40  # a shorter line (a formula: "y = a · b") is never joined to the next
 
 # The side panel's kinds of line: font size, family, weight, colour.
 LINE_STYLE = {
@@ -54,10 +55,9 @@ def side_text(st) -> tuple:
     """A step's side panel as text: the rule's lines (wrapped), and the table and results as
     ``(style, text)`` rows."""
     wrapped = []
-    for line in st["lines"]:
-        for part in _labels.clean(line, newlines=True).split("\n"):
-            part = _labels.shorten_words(part, WORD_LIMIT)
-            wrapped.extend(textwrap.wrap(part, WRAP, subsequent_indent="   ") or [""])
+    for part in paragraphs(st["lines"]):
+        part = _labels.shorten_words(part, WORD_LIMIT)
+        wrapped.extend(textwrap.wrap(part, WRAP, subsequent_indent="   ") or [""])
     if len(wrapped) > MAX_LINES:
         wrapped = wrapped[:MAX_LINES - 1] + ["…"]
     rows = []
@@ -79,13 +79,33 @@ def side_text(st) -> tuple:
             table = [("note", f"… {len(table) - len(shown)} more rows not shown")] + shown
         rows.append(("head", "Gradients accumulated so far"))
         rows.extend(table)
-    if st["results"]:
+    said = set(wrapped)
+    if st["results"] and not all(r in said for r in st["results"]):  # the last step's lines may list them
         results = [_labels.shorten(_labels.shorten_words(r, WORD_LIMIT), ROW_LIMIT, "end") for r in st["results"]]
         if len(results) > MAX_RESULTS:
             results = results[:MAX_RESULTS - 1] + [f"… and {len(results) - MAX_RESULTS + 1} more"]
         rows.append(("row", ""))
         rows.extend(("result", r) for r in results)
     return wrapped, rows
+
+
+def paragraphs(lines) -> list:
+    """The storyboard's lines as paragraphs to wrap: a line of prose that runs on into the next (at least
+    PROSE_MIN characters ending in a word or a comma, the next starting in lower case) is joined to it, so that one sentence split over two lines
+    wraps as prose, not as two short lines each wrapped again.
+
+    >>> paragraphs(["The tape runs its records: a rule runs only after every", "path has delivered.", "y = 2"])
+    ['The tape runs its records: a rule runs only after every path has delivered.', 'y = 2']
+    """
+    out = []
+    for line in lines:
+        for part in _labels.clean(line, newlines=True).split("\n"):
+            prev = out[-1] if out else ""
+            if len(prev) >= PROSE_MIN and (prev[-1].isalpha() or prev[-1] == ",") and part[:1].islower():
+                out[-1] = f"{out[-1]} {part}"
+            else:
+                out.append(part)
+    return out
 
 
 def wrap(text: str, measure, max_px: float) -> list:

@@ -61,6 +61,16 @@ def _grad2(f, X, Y):
     return np.asarray(z.numpy(), np.float64), np.asarray(gx.numpy(), np.float64), np.asarray(gy.numpy(), np.float64)
 
 
+def input_names(f, n: int) -> list:
+    """The names of ``f``'s first ``n`` parameters (``x``, ``y`` where it has none): the plot's axis labels."""
+    try:
+        names = [p.name for p in inspect.signature(f).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:n]
+    except (TypeError, ValueError):
+        names = []
+    return names if len(names) == n else ["x", "y", "z"][:n]
+
+
 def explore_2d(f, x=(-2.0, 2.0), y=(-2.0, 2.0), resolution=60, arrows=13, starts=9, rates=None, iterations=40,
                name="f"):
     """Contours (contourpy), gradient arrows and descent paths, all from the tape, vectorized over points."""
@@ -104,7 +114,7 @@ def explore_2d(f, x=(-2.0, 2.0), y=(-2.0, 2.0), resolution=60, arrows=13, starts
     TX, TY, TF = np.stack(trail_x, 1), np.stack(trail_y, 1), np.stack(trail_f, 1)
     paths = [{"x": _clean(TX[i], 5), "y": _clean(TY[i], 5), "f": _clean(np.where(np.isfinite(TX[i]), TF[i], np.nan), 5)}
              for i in range(TX.shape[0])]
-    return {"mode": "2d", "name": name, "xlim": [float(x[0]), float(x[1])], "ylim": [float(y[0]), float(y[1])],
+    return {"mode": "2d", "name": name, "inputs": input_names(f, 2), "xlim": [float(x[0]), float(x[1])], "ylim": [float(y[0]), float(y[1])],
             "contours": contours, "arrows": {"x": _clean(AX), "y": _clean(AY), "gx": _clean(GX), "gy": _clean(GY)},
             "rates": rates, "sx": _clean(sx), "sy": _clean(sy), "paths": paths,
             "start": [int(starts) // 4, int(starts) - 1 - int(starts) // 4], "rate": len(rates) // 2}

@@ -100,6 +100,8 @@ function lineplot(width, height, opts) {
     let x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
     if (y1 - y0 < 1e-12) { y0 -= 1; y1 += 1; }
     const pad = (y1 - y0) * 0.08; y0 -= pad; y1 += pad;
+    // The left margin holds the longest y tick label (13px text: digits about 8px wide), never clipped.
+    m.l = Math.max(56, 14 + 8 * Math.max(fmt(y0 + pad).length, fmt(y1 - pad).length));
     sx = (x) => m.l + (x - x0) / (x1 - x0 || 1) * (width - m.l - m.r);
     sy = (y) => height - m.b - (y - y0) / (y1 - y0) * (height - m.t - m.b);
     gAxes.append(s("rect", {x: m.l, y: m.t, width: width - m.l - m.r, height: height - m.t - m.b, class: "adv-plot-frame"}));

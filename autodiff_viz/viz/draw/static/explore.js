@@ -40,16 +40,37 @@ function render1d(d, model, root) {
 }
 
 function render2d(d, model, root) {
-  const W = 560, H = 560, m = 40;
+  // The square plot, its axes' labels (the inputs' names) left and below, the colour bar on the right.
+  const P = 480, L = 74, T = 16, B = 50, BAR = 120, W = L + P + BAR, H = T + P + B;
+  const [xn, yn] = d.inputs || ["x", "y"];
   const [x0, x1] = d.xlim, [y0, y1] = d.ylim;
-  const sx = (x) => m + (x - x0) / (x1 - x0) * (W - 2 * m);
-  const sy = (y) => H - m - (y - y0) / (y1 - y0) * (H - 2 * m);
+  const sx = (x) => L + (x - x0) / (x1 - x0) * P;
+  const sy = (y) => T + P - (y - y0) / (y1 - y0) * P;
   const svg = s("svg", {width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: "adv-plot", role: "img",
-    "aria-label": `contours of ${d.name} with gradient arrows and a gradient-descent path`});
-  svg.append(s("rect", {x: m, y: m, width: W - 2 * m, height: H - 2 * m, class: "adv-plot-frame"}));
+    "aria-label": `contours of ${d.name} over ${xn} and ${yn} with gradient arrows and a gradient-descent path`});
+  svg.append(s("rect", {x: L, y: T, width: P, height: P, class: "adv-plot-frame"}));
+  const text = (x, y, words, attrs) => { const t = s("text", {x, y, ...attrs}); t.textContent = words; return t; };
+  const tick = {class: "adv-plot-tick"}, axis = {class: "adv-plot-axis"};
+  svg.append(text(L, T + P + 18, fmt(x0), {...tick, "text-anchor": "start"}),
+    text(L + P, T + P + 18, fmt(x1), {...tick, "text-anchor": "end"}),
+    text(L - 6, T + P, fmt(y0), {...tick, "text-anchor": "end"}),
+    text(L - 6, T + 10, fmt(y1), {...tick, "text-anchor": "end"}),
+    text(L + P / 2, H - 10, xn, {...axis, "text-anchor": "middle"}),
+    text(18, T + P / 2, yn, {...axis, "text-anchor": "middle", transform: `rotate(-90 18 ${T + P / 2})`}));
   const colours = [PALETTE.blue, PALETTE.sky, PALETTE.green, PALETTE.yellow, PALETTE.orange, PALETTE.vermillion];
+  const colourOf = (k) => colours[Math.floor(k / d.contours.length * colours.length)];
+  if (d.contours.length) {  // the colour bar: each colour's band of contour levels, low at the bottom
+    const bar = s("g", {class: "adv-colourbar", role: "img", "aria-label": `colour scale of ${d.name}`});
+    const bx = L + P + 18, bw = 16, band = P / colours.length;
+    colours.forEach((col, c) => bar.append(s("rect", {x: bx, y: T + P - (c + 1) * band, width: bw, height: band,
+      fill: col, stroke: "#444", "stroke-width": 0.6})));
+    const lo = d.contours[0].level, hi = d.contours[d.contours.length - 1].level;
+    bar.append(text(bx + bw + 5, T + P, fmt(lo, 3), tick), text(bx + bw + 5, T + 10, fmt(hi, 3), tick),
+      text(bx, T + P + 18, `${d.name}(${xn}, ${yn})`, {...axis, "text-anchor": "start"}));
+    svg.append(bar);
+  }
   d.contours.forEach((c, k) => {
-    const col = colours[Math.floor(k / d.contours.length * colours.length)];
+    const col = colourOf(k);
     for (const pts of c.lines) {
       let p = "";
       for (let i = 0; i + 1 < pts.length; i += 2) p += (i ? "L" : "M") + sx(pts[i]).toFixed(1) + " " + sy(pts[i + 1]).toFixed(1);
@@ -60,7 +81,7 @@ function render2d(d, model, root) {
   const A = d.arrows;
   const norms = A.gx.map((g, i) => Math.hypot(g, A.gy[i]));
   const maxn = Math.max(...norms.filter(isFinite)) || 1;
-  const cell = (W - 2 * m) / Math.sqrt(A.x.length) * 0.8;
+  const cell = P / Math.sqrt(A.x.length) * 0.8;
   A.x.forEach((x, i) => {
     const n = norms[i]; if (!isFinite(n) || n === 0) return;
     const len = cell * Math.sqrt(n / maxn);
@@ -74,12 +95,13 @@ function render2d(d, model, root) {
   const endDot = s("circle", {r: 6, fill: PALETTE.purple, stroke: "#000"});
   svg.append(path, startDot, endDot);
   const mk = (label, max) => h("input", {type: "range", min: 0, max, step: 1, "aria-label": label});
-  const rate = mk("learning rate", d.rates.length - 1), sxS = mk("start x", d.sx.length - 1), syS = mk("start y", d.sy.length - 1);
+  const rate = mk("learning rate", d.rates.length - 1), sxS = mk(`start ${xn}`, d.sx.length - 1),
+    syS = mk(`start ${yn}`, d.sy.length - 1);
   const rateL = h("span"), sxL = h("span"), syL = h("span");
   const readout = h("div", {class: "adv-readout", "aria-live": "polite"});
-  root.append(h("div", {class: "adv-heading"}, `Gradient descent on ${d.name}(x, y)`),
+  root.append(h("div", {class: "adv-heading"}, `Gradient descent on ${d.name}(${xn}, ${yn})`),
     h("div", {class: "adv-sliders"}, h("label", {}, "learning rate ", rate, rateL),
-      h("label", {}, "start x ", sxS, sxL), h("label", {}, "start y ", syS, syL)), readout, svg);
+      h("label", {}, `start ${xn} `, sxS, sxL), h("label", {}, `start ${yn} `, syS, syL)), readout, svg);
   const state = {r: d.rate, i: d.start[0], j: d.start[1]};
   function draw() {
     const k = (state.r * d.sy.length + state.j) * d.sx.length + state.i;
