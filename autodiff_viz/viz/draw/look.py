@@ -189,6 +189,8 @@ def theme_colours(dark: bool) -> dict:
             "btn-border": mix(ink, paper, 0.5), "edge": mix(ink, paper, 0.6),
             "pressed": mix(PALETTE["blue"], paper, 0.2), "details-bg": mix(PALETTE["blue"], paper, 0.06),
             "gradient": mix(GRADIENT, WHITE, 0.65) if dark else GRADIENT, "focus": PALETTE["sky" if dark else "blue"],
+            # the ∂ colour for small text beside other text (tables, details): darker, for a 4.5:1 contrast
+            "gradient-text": mix(GRADIENT, WHITE, 0.65) if dark else mix(GRADIENT, INK, 0.8),
             "paper": WHITE}
 
 

@@ -69,8 +69,8 @@ function render({ model, el }) {
   const svg = s("svg", {viewBox: `${-PAD} ${-PAD} ${W} ${H}`, width: Math.round(W * 1.1),
     height: Math.round(H * 1.1), class: "adv-graph", role: "group", "aria-label": "computation graph: " + data.title});
   const edgeEls = [];
-  const gEdges = s("g"), gNodes = s("g");
-  svg.append(gEdges, gNodes);
+  const gEdges = s("g"), gNodes = s("g"), gBadges = s("g");
+  svg.append(gEdges, gNodes, gBadges);
   for (const e of data.edges) {
     const p = L.edges[e.id];
     let d = `M${p.points[0][0]} ${p.points[0][1]}`;
@@ -92,15 +92,18 @@ function render({ model, el }) {
     const p = L.nodes[n.id];
     index[n.id] = i;
     const g = s("g", {transform: `translate(${p.x - p.w / 2},${p.y - p.h / 2})`, "data-id": n.id,
-      "data-label": n.label, role: "button", tabindex: 0, "aria-label": n.label + ": show its details"});
+      "data-label": n.label, role: "button", tabindex: 0});
     const box = s("rect", {width: p.w, height: p.h, rx: n.kind === "leaf" ? 24 : 8, class: "adv-box"});
     const lab = s("text", {x: p.w / 2, y: 22, "text-anchor": "middle", class: "adv-label"}); lab.textContent = n.label;
     const val = s("text", {x: p.w / 2, y: 45, "text-anchor": "middle", class: "adv-val"});
     const grad = s("text", {x: p.w / 2, y: 67, "text-anchor": "middle", class: "adv-grad"});
-    const badge = s("g", {transform: `translate(${p.w - 4},4)`, class: "adv-badge"});
+    // The order badge sits beside the node's button, not in it: its number is not part of the node's name.
+    const badge = s("g", {transform: `translate(${p.x + p.w / 2 - 4},${p.y - p.h / 2 + 4})`, class: "adv-badge",
+      "aria-hidden": "true", "data-for": n.id});
     badge.append(s("circle", {r: 13}));
     const bt = s("text", {y: 5, "text-anchor": "middle"}); badge.append(bt);
-    g.append(box, lab, val, grad, badge);
+    g.append(box, lab, val, grad);
+    gBadges.append(badge);
     g.addEventListener("click", () => { openDetails(i); if (linked) { model.set("selected", n.id); model.save_changes(); } });
     g.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); g.dispatchEvent(new MouseEvent("click")); }
@@ -308,6 +311,7 @@ function render({ model, el }) {
       setFitted(ne.grad, T.grads[i] ? "∂ " + T.grads[i] : "", ne.room);
       ne.bt.textContent = S.order[i];
       ne.badge.style.display = S.order[i] ? "" : "none";
+      nameNode(ne.g);
     });
     const active = new Set(st.edges);
     edgeEls.forEach((g, j) => g.classList.toggle("adv-active", active.has(j)));

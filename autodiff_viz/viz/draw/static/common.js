@@ -239,6 +239,13 @@ function fullscreenButton(el) {
   return {button: b, toggle};
 }
 
+// A node's accessible name: the texts it shows (label, value, gradient...), then what Enter does.
+function nameNode(g) {
+  const shown = [...g.querySelectorAll("text")].filter((t) => !t.closest("[aria-hidden='true']"))
+    .map((t) => t.textContent.trim()).filter(Boolean).join(" ");
+  g.setAttribute("aria-label", shown + ": show its details");
+}
+
 // A list read by screen readers only (the graph's text alternative, written in Python).
 function srList(label, lines) {
   return h("ol", {class: "adv-sr", "aria-label": label}, ...(lines || []).map((l) => h("li", {}, l)));

@@ -83,7 +83,7 @@ function render({ model, el, still }) {
     nodeEls.set(id, g);
     g.setAttribute("tabindex", "0");
     g.setAttribute("role", "button");
-    g.setAttribute("aria-label", n.label + ": show its details");
+    nameNode(g);
     g.dataset.id = id;
     g.dataset.label = n.label;
     g.addEventListener("click", () => open(id));
