@@ -216,3 +216,16 @@ def test_axe_finds_nothing_serious(pages, browser, axe_script, name, scheme):
     assert bad == []
     assert result["testEngine"]["name"] == "axe-core"
     page.close()
+
+
+def test_a_graphs_svg_names_and_describes_itself():
+    import xml.etree.ElementTree as ET
+
+    tr, _ = _trace()
+    g = ad.viz.graph(tr)
+    root = ET.fromstring(g.svg())
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.get("role") == "img"
+    assert root[0].tag == ns + "title" and root[0].text == g.inspect().data["title"]
+    assert root[1].tag == ns + "desc" and root[1].text.split("\n") == text_alternative(g.inspect().data)
+    assert f"value {9 + np.sin(3.0):.5g}" in root[1].text

@@ -17,6 +17,7 @@ import copy
 import pathlib
 
 from .draw import dot as _dot
+from .model import alt as _alt
 from .model import graph as _model
 from .model import source as _source
 # Graphviz is run in one place, with a budget; these names stay importable from here.
@@ -67,7 +68,11 @@ class Graph:
     def svg(self) -> str:
         """The SVG text; it scales down to the width of the page or notebook cell that shows it."""
         if self._svg is None:
-            self._svg = fit_width(render(self.source, "svg").decode("utf-8"))
+            from ._inspect import inspect_data
+
+            data = inspect_data(self.model, self._title())
+            self._svg = _alt.in_svg(fit_width(render(self.source, "svg").decode("utf-8")), data["title"],
+                                    _alt.text_alternative(data))
         return self._svg
 
     def _repr_svg_(self):
@@ -100,10 +105,11 @@ class Graph:
         """
         from ._inspect import Inspection, inspect_data
 
-        m = self.model
-        tapes = ", ".join(f"tape {t.title}" for t in m.tapes)
-        title = f"Computation graph of {tapes}" if tapes else "Computation graph"
-        return Inspection(inspect_data(m, title), self.svg())
+        return Inspection(inspect_data(self.model, self._title()), self.svg())
+
+    def _title(self) -> str:
+        tapes = ", ".join(f"tape {t.title}" for t in self.model.tapes)
+        return f"Computation graph of {tapes}" if tapes else "Computation graph"
 
     def mark(self, mark, legend: str | None = None) -> "Graph":
         """This graph drawn again with ``mark`` (tensors, or ``{tensor: note}``) as where something goes wrong.
