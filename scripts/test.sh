@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_setup.sh
-setup_env dev graphviz chromium
+setup_env dev graphviz chromium npm  # npm: axe-core for the accessibility audit
 python -m pytest "$@"
 # The engine again on a strict Array-API namespace: any NumPy assumption fails here.
 AUTODIFF_VIZ_BACKEND=array_api_strict python -m pytest -q -p no:cacheprovider \
