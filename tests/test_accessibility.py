@@ -15,7 +15,7 @@ import autodiff_viz as ad
 from autodiff_viz.viz.draw.look import LOOKS
 from autodiff_viz.viz.model.alt import text_alternative
 
-from browser_util import launch, require_chromium
+from browser_util import open_widget_page as _open, require_chromium
 
 MARKS = ("target", "path", "received")
 
@@ -31,7 +31,9 @@ def _trace():
 
 
 def test_marks_differ_by_more_than_colour_in_the_look_table():
-    cue = lambda role: (LOOKS[role].dash, LOOKS[role].width, LOOKS[role].cue)  # noqa: E731
+    def cue(role):
+        return LOOKS[role].dash, LOOKS[role].width, LOOKS[role].cue
+
     for a, b in itertools.combinations(MARKS, 2):
         assert cue(a) != cue(b), (a, b)
         # not only a width a reader must compare: a dash or a shape cue differs, or the width by a third
@@ -76,7 +78,7 @@ def test_a_player_frame_in_greyscale_tells_the_target_from_a_received_gradient(t
 
 
 def test_the_text_alternative_lists_each_op_with_its_value_and_gradient():
-    tr, x = _trace()
+    tr, _ = _trace()
     view = ad.viz.graph(tr).inspect()
     lines = text_alternative(view.data)
     assert [ln.split(". ", 1)[1].split(":", 1)[0] for ln in lines] == [n["label"] for n in view.data["nodes"]]
@@ -104,24 +106,6 @@ def pages(tmp_path_factory):
     ad.viz.explore(lambda x: x * x, x=(-2.0, 2.0), points=5).save(out / "explore.html")
     ad.viz.explore(lambda x, y: x * x + y * y, x=(-2.0, 2.0), y=(-2.0, 2.0), points=5).save(out / "explore2.html")
     return {"dir": out, "anim": anim, "view": view}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
-
-
-def _open(browser, path, **kw):
-    page = browser.new_page(viewport={"width": 1300, "height": 900}, **kw)
-    page.goto(pathlib.Path(path).as_uri())
-    page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
-    return page
 
 
 @pytest.mark.browser

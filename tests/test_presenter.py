@@ -11,7 +11,7 @@ import pytest
 import autodiff_viz as ad
 from autodiff_viz.viz.draw.widget import css_source, esm_source, initial_state
 
-from browser_util import launch, require_chromium
+from browser_util import open_widget_page as _open, require_chromium
 
 pytestmark = pytest.mark.browser
 
@@ -41,29 +41,6 @@ def pages(tmp_path_factory):
     (out / "two.html").write_text(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>two</title>'
                                   f'</head><body><main>{two}</main></body></html>', encoding="utf-8")
     return {"dir": out, "anim": anim, "view": view}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
-
-
-def _open(browser, path, width=1300, height=850, init=None, **kw):
-    page = browser.new_page(viewport={"width": width, "height": height}, **kw)
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    if init:
-        page.add_init_script(init)
-    page.goto(pathlib.Path(path).as_uri())
-    page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
-    page.errors = errors
-    return page
 
 
 def _step(page, host=0) -> int:
