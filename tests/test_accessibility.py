@@ -104,6 +104,7 @@ def pages(tmp_path_factory):
     anim.save(out / "player.html")
     view.save(out / "inspector.html")
     ad.viz.explore(lambda x: x * x, x=(-2.0, 2.0), points=5).save(out / "explore.html")
+    ad.viz.animate(lambda x: ad.sin(x) * x, 1.0, points=5).save(out / "linked.html")  # with its plot
     ad.viz.explore(lambda x, y: x * x + y * y, x=(-2.0, 2.0), y=(-2.0, 2.0), points=5).save(out / "explore2.html")
     return {"dir": out, "anim": anim, "view": view}
 
@@ -184,11 +185,11 @@ def axe_script(tmp_path_factory):
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("name", ["player.html", "inspector.html", "explore.html", "explore2.html"])
+@pytest.mark.parametrize("name", ["player.html", "inspector.html", "explore.html", "explore2.html", "linked.html"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_finds_nothing_serious(pages, browser, axe_script, name, scheme):
     page = _open(browser, pages["dir"] / name, color_scheme=scheme)
-    if name == "player.html":
+    if name in ("player.html", "linked.html"):
         page.keyboard.press("End")  # the backward pass drawn: gradients, badges, the table
         page.locator(".adv-node").first.click()  # and a node's details open
     elif name == "inspector.html":

@@ -282,7 +282,7 @@ function render({ model, el }) {
     plot.draw([
       {xs: linked.grid, ys: col(linked.val), colour: PALETTE.blue, label: name},
       {xs: linked.grid, ys: col(linked.dval), colour: PALETTE.vermillion, dash: "7 4", label: `d${name}/d${linked.input} (tape)`},
-      {xs: linked.grid, ys: col(linked.fd), colour: PALETTE.black, points: true, label: "finite differences"},
+      {xs: linked.grid, ys: col(linked.fd), colour: "currentColor", points: true, label: "finite differences"},
     ], linked.grid[gi], `${name} against ${linked.input}`);
     nodeEls.forEach((ne, i) => ne.g.classList.toggle("adv-selected", i === k));
   }
