@@ -214,10 +214,15 @@ function presenterKeys(root, handle) {
     } else if (!(t === document.body || t === document.documentElement || t === null) || !owns()) {
       return;  // another element has the focus: its keys are its own
     }
-    if (handle(ev)) ev.preventDefault();
+    if (!handle(ev)) return;
+    ev.preventDefault();
+    ev.stopPropagation();  // a notebook's own shortcuts (on the document) do not act on it too
   }
-  document.addEventListener("keydown", onKey);
-  return () => document.removeEventListener("keydown", onKey);
+  // Keys inside the widget are taken on its root, before the page's handlers on the document see them.
+  const outside = (ev) => { if (!root.contains(ev.target)) onKey(ev); };
+  root.addEventListener("keydown", onKey);
+  document.addEventListener("keydown", outside);
+  return () => document.removeEventListener("keydown", outside);
 }
 
 // A full-screen button for el (the Fullscreen API); f toggles it too.  Where the page may not go full screen
