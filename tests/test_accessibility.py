@@ -130,6 +130,19 @@ def test_the_player_reads_each_step_aloud(pages, browser):
 
 
 @pytest.mark.browser
+def test_the_players_source_has_a_double_border_and_the_target_a_single_thick_one(pages, browser):
+    page = _open(browser, pages["dir"] / "player.html")
+    page.keyboard.press("End")
+    rings = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('.adv-node')].map((g) => {
+        const cs = getComputedStyle(g.querySelector('.adv-ring'));
+        return [g.dataset.label, cs.display !== 'none' && cs.stroke !== 'none' && parseFloat(cs.strokeWidth) > 0];
+      }))""")
+    roles = {n["label"]: n["role"] for n in pages["anim"].data["nodes"]}
+    assert {label for label, ring in rings.items() if ring} == {k for k, r in roles.items() if r == "source"} != set()
+    page.close()
+
+
+@pytest.mark.browser
 @pytest.mark.parametrize("name", ["player.html", "inspector.html"])
 def test_each_widget_carries_the_graphs_text_alternative(pages, browser, name):
     data = pages["view"].data if name == "inspector.html" else pages["anim"].data

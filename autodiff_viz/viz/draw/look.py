@@ -261,6 +261,9 @@ def css_rules() -> str:
     for role in MARKS:
         lk = LOOKS[role]
         out.append(f".adv-role-{role} .adv-box {{ stroke: {_var('', role)}; stroke-width: {player_width(lk):g}; }}\n")
+        if lk.cue == "double":  # the player's inner ring (DOT draws peripheries=2)
+            out.append(f".adv-role-{role} .adv-ring {{ display: inline; stroke: {_var('', role)}; "
+                       f"stroke-width: {player_width(LOOKS['op']):g}; }}\n")
     out.append(".adv-grad { fill: var(--adv-gradient); }\n")
     lk = LOOKS["received"]
     out.append(f".adv-recv .adv-box {{ stroke: {_var('', 'received')}; stroke-width: {player_width(lk):g}; "

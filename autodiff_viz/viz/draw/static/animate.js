@@ -94,6 +94,9 @@ function render({ model, el }) {
     const g = s("g", {transform: `translate(${p.x - p.w / 2},${p.y - p.h / 2})`, "data-id": n.id,
       "data-label": n.label, role: "button", tabindex: 0});
     const box = s("rect", {width: p.w, height: p.h, rx: n.kind === "leaf" ? 24 : 8, class: "adv-box"});
+    // an inner border, shown for a mark with a double border (look.css_rules)
+    const ring = s("rect", {x: 5, y: 5, width: p.w - 10, height: p.h - 10, rx: n.kind === "leaf" ? 19 : 4,
+      class: "adv-ring"});
     const lab = s("text", {x: p.w / 2, y: 22, "text-anchor": "middle", class: "adv-label"}); lab.textContent = n.label;
     const val = s("text", {x: p.w / 2, y: 45, "text-anchor": "middle", class: "adv-val"});
     const grad = s("text", {x: p.w / 2, y: 67, "text-anchor": "middle", class: "adv-grad"});
@@ -102,7 +105,7 @@ function render({ model, el }) {
       "aria-hidden": "true", "data-for": n.id});
     badge.append(s("circle", {r: 13}));
     const bt = s("text", {y: 5, "text-anchor": "middle"}); badge.append(bt);
-    g.append(box, lab, val, grad);
+    g.append(box, ring, lab, val, grad);
     gBadges.append(badge);
     g.addEventListener("click", () => { openDetails(i); if (linked) { model.set("selected", n.id); model.save_changes(); } });
     g.addEventListener("keydown", (ev) => {
