@@ -8,6 +8,7 @@ setup_env() {
     case "$pkg" in
       graphviz) command -v dot >/dev/null 2>&1 || missing+=(graphviz fonts-dejavu-core) ;;
       chromium) [ -x /usr/bin/chromium ] || missing+=(chromium fonts-dejavu-core) ;;
+      npm) command -v npm >/dev/null 2>&1 || missing+=(npm) ;;  # also part of NodeSource's nodejs
       *) dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg") ;;
     esac
   done

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_setup.sh
-setup_env dev graphviz chromium
+setup_env dev graphviz chromium npm  # npm: axe-core for the accessibility audit
 # The linter first: its rules are in pyproject.toml, and every `# noqa` names one that runs.
 ruff check .
 python -m pytest "$@"

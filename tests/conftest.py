@@ -14,6 +14,7 @@ import os
 import pytest
 
 import autodiff_viz as ad
+from browser_util import browser  # noqa: F401  (a fixture: one headless Chromium per test module)
 
 
 def pytest_addoption(parser):

@@ -339,7 +339,7 @@ def test_the_browser_replays_the_storyboard_as_python_does(tmp_path):
                     pending: ids.map((id) => node(id).classList.contains("adv-pending")),
                     vals: ids.map((id) => node(id).querySelector(".adv-val").textContent),
                     grads: ids.map((id) => node(id).querySelector(".adv-grad").textContent),
-                    order: ids.map((id) => node(id).querySelector(".adv-badge text").textContent),
+                    order: ids.map((id) => document.querySelector(`.adv-badge[data-for='${id}'] text`).textContent),
                     panel: [...document.querySelectorAll(".adv-panel tbody tr")].map((tr) => [
                         tr.querySelector(".adv-name").textContent, tr.querySelector(".adv-terms").textContent,
                         tr.querySelector(".adv-total").textContent, tr.classList.contains("adv-fresh")]),

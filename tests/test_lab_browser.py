@@ -20,6 +20,7 @@ import urllib.request
 import pytest
 
 from browser_util import launch, require_chromium
+from test_presenter import _luminance, contrast
 
 pytestmark = pytest.mark.browser
 
@@ -104,7 +105,22 @@ def test_step_through_widget_in_jupyterlab(lab):
             rows = widget.locator(".adv-panel tbody tr")
             expect(rows.filter(has_text="x").locator(".adv-total")).to_have_text(f"{math.cos(3.0) + 2.0:.3g}")
             expect(rows.filter(has_text="y").locator(".adv-total")).to_have_text("3.0")
+            # A presenter's keys, once the player has been clicked: inside JupyterLab too.
+            widget.locator(".adv-heading").click()
+            for key, want in (("PageUp", "Backward step 2"), ("Space", "Backward step 3"),
+                              ("Backspace", "Backward step 2"), ("PageDown", "Backward step 3")):
+                page.keyboard.press(key)
+                expect(title).to_contain_text(want)
             page.screenshot(path=str(tmp_path / "lab.png"))
+            # JupyterLab's dark theme: the player follows it, readable.
+            page.click('.lm-MenuBar-item:has-text("Settings")')
+            page.hover('.lm-Menu-item:has-text("Theme")')
+            page.click('.lm-Menu-item:has-text("JupyterLab Dark")')
+            page.wait_for_selector('body[data-jp-theme-light="false"]', state="attached", timeout=30_000)
+            colours = widget.locator(".adv").first.evaluate(
+                "(e) => { const cs = getComputedStyle(e); return [cs.backgroundColor, cs.color]; }")
+            assert _luminance(colours[0]) < 0.05 and contrast(*colours) >= 4.5, colours
+            widget.screenshot(path=str(tmp_path / "lab-dark.png"))
             # Run All went to the end: the last cell's widget is there and no cell failed.
             expect(page.locator(".jp-OutputArea-output .adv-next")).to_have_count(2, timeout=60_000)
             expect(page.locator(".jp-OutputArea-output").filter(has_text="7 steps; Done")).to_have_count(1)

@@ -22,6 +22,7 @@ import re
 
 from .draw import dot as _dot
 from .draw import look as _look
+from .model import alt as _alt
 from .model import build as _build
 from .model import fold as _fold
 from .model import graph as _model
@@ -87,10 +88,13 @@ class Graph:
     def svg(self) -> str:
         """The SVG text; it scales down to the width of the page or notebook cell that shows it."""
         if self._svg is None:
+            from ._inspect import inspect_data
+
             data = render(self.source, "svg")
             if self._options.get("style") == "slide":
                 data = on_canvas(data, "svg")
-            self._svg = fit_width(data.decode("utf-8"))
+            about = inspect_data(self.model, self._title())
+            self._svg = _alt.in_svg(fit_width(data.decode("utf-8")), about["title"], _alt.text_alternative(about))
         return self._svg
 
     def _repr_svg_(self):
@@ -123,10 +127,11 @@ class Graph:
         """
         from ._inspect import Inspection, inspect_data
 
-        m = self.model
-        tapes = ", ".join(f"tape {t.title}" for t in m.tapes)
-        title = f"Computation graph of {tapes}" if tapes else "Computation graph"
-        return Inspection(inspect_data(m, title), self.svg())
+        return Inspection(inspect_data(self.model, self._title()), self.svg())
+
+    def _title(self) -> str:
+        tapes = ", ".join(f"tape {t.title}" for t in self.model.tapes)
+        return f"Computation graph of {tapes}" if tapes else "Computation graph"
 
     def mark(self, mark, legend: str | None = None) -> "Graph":
         """This graph drawn again with ``mark`` (tensors, or ``{tensor: note}``) as where something goes wrong.

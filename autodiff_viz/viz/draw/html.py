@@ -111,8 +111,10 @@ host.dataset.ready = "1";
 <title>{title_text}</title>
 </head>
 <body>
+<main>
 <noscript>{alt_text}</noscript>
 {body}
+</main>
 </body>
 </html>
 """

@@ -41,7 +41,7 @@ def node_look(box: str, role: str | None = None, state: str = "alive", phase: st
         lk = LOOKS["forward" if phase == "forward" else "backward"]
     elif state == "recv":  # a border over the box's own fill
         recv = LOOKS["received"]
-        lk = lk._replace(border=recv.border, width=recv.width, dash=False)
+        lk = lk._replace(border=recv.border, width=recv.width, dash=recv.dash)
     style = DASHED if lk.dash else "-"
     if state == "pending":
         style, alpha = PENDING_DASHES, FADED

@@ -23,7 +23,12 @@ and with the common colour-vision deficiencies):
   in a graph; a backward pass that an outer tape records);
 - vermillion: the backward pass and its gradients (the rule running now,
   every ``∂`` number), the target, where a path breaks or leaves the package;
-- sky: the border of a box that just received a gradient (the players' step highlight).
+- sky, dashed: the border of a box that just received a gradient (the players' step highlight).
+
+Colour is never the only cue: the marks and moments a step or a graph tells apart (target, path,
+received, source) differ in width, dashes or a shape cue too, so a greyscale print still tells them
+apart.  The widgets follow a dark notebook theme with :func:`dark_look` and :func:`theme_colours`,
+both derived from this table (mixed towards :data:`DARK_PAPER`), never typed in CSS.
 
 >>> colour("variable"), tint("variable")
 ('#0072B2', '#D6EAF8')
@@ -91,7 +96,8 @@ LOOKS = {
     # what a player's step shows
     "forward": Look("forward", "op running (forward)", TINT["orange"], _O, 4.8, False),
     "backward": Look("backward", "rule running (backward)", TINT["vermillion"], _V, 4.8, False),
-    "received": Look("received", "just received a gradient", WHITE, _S, 3.9, False),  # a border: the box keeps its fill
+    # a border (the box keeps its fill), dashed: told from the target's thick solid border without colour
+    "received": Look("received", "just received a gradient", WHITE, _S, 3.9, True),
     "pending": Look("pending", "not computed yet", WHITE, INK, 1.3, True, cue="faded"),
 }
 # What a player's box can be (the storyboard's ``box``), the marks over it (its ``role``), and the
@@ -142,49 +148,130 @@ def player_width(lk: Look) -> float:
 
 
 # ---------------------------------------------------------------------------
+# Dark themes: every colour derived from the light ones
+# ---------------------------------------------------------------------------
+DARK_PAPER, DARK_INK = "#1E1E1E", LIGHT_GREY  # a dark notebook's background (VS Code's) and its text
+_TINT_OF = {t: PALETTE[c] for c, t in TINT.items()}
+
+
+def mix(a: str, b: str, t: float) -> str:
+    """``t`` of colour ``a`` over colour ``b`` (``#RRGGBB``).
+
+    >>> mix("#FFFFFF", "#000000", 0.5)
+    '#808080'
+    """
+    ca, cb = (tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in (a, b))
+    return "#" + "".join(f"{round(x * t + y * (1 - t)):02X}" for x, y in zip(ca, cb))
+
+
+def _on_dark(c: str) -> str:
+    """A border or text colour that reads on :data:`DARK_PAPER` (black turns to the dark theme's ink)."""
+    return {INK: DARK_INK, DIM: mix(DIM, DARK_PAPER, 0.45)}.get(c, c)
+
+
+def dark_look(lk: Look) -> Look:
+    """``lk`` for a dark theme: a tinted fill becomes its colour, dark; white becomes the paper, a shade lighter.
+
+    >>> dark_look(LOOKS["variable"]).fill, dark_look(LOOKS["op"]).border == DARK_INK
+    ('#143B52', True)
+    """
+    base = _TINT_OF.get(lk.fill)
+    fill = (mix(base, DARK_PAPER, 0.35) if base else
+            mix(WHITE, DARK_PAPER, 0.06 if lk.fill == WHITE else 0.16))
+    return lk._replace(fill=fill, border=_on_dark(lk.border), text=_on_dark(lk.text))
+
+
+def theme_colours(dark: bool) -> dict:
+    """The widgets' page colours (``--adv-bg``...), light or dark, from the paper and ink they sit on."""
+    paper, ink = (DARK_PAPER, DARK_INK) if dark else (WHITE, INK)
+    return {"bg": paper, "ink": ink, "muted": mix(ink, paper, 0.72), "rule": mix(ink, paper, 0.2),
+            "code-bg": mix(ink, paper, 0.05), "btn-bg": mix(ink, paper, 0.07), "btn-hover": mix(ink, paper, 0.14),
+            "btn-border": mix(ink, paper, 0.5), "edge": mix(ink, paper, 0.6),
+            "pressed": mix(PALETTE["blue"], paper, 0.2), "details-bg": mix(PALETTE["blue"], paper, 0.06),
+            "gradient": mix(GRADIENT, WHITE, 0.65) if dark else GRADIENT, "focus": PALETTE["sky" if dark else "blue"],
+            # the ∂ colour for small text beside other text (tables, details): darker, for a 4.5:1 contrast
+            "gradient-text": mix(GRADIENT, WHITE, 0.65) if dark else mix(GRADIENT, INK, 0.8),
+            "paper": WHITE}
+
+
+# ---------------------------------------------------------------------------
 # For the browser
 # ---------------------------------------------------------------------------
 PLAYER_DASH = "6 3"     # a dashed border in the players' SVG (the stills draw the same)
 PENDING_DASH = "4 4"
 
 
+# Where a page says its theme: JupyterLab's body attribute, VS Code's body classes; a plain page asks the system.
+LIGHT_THEME = 'body[data-jp-theme-light="true"] .adv, body.vscode-light .adv, body.vscode-high-contrast-light .adv'
+DARK_THEME = ('body[data-jp-theme-light="false"] .adv, body.vscode-dark .adv, '
+              'body.vscode-high-contrast:not(.vscode-high-contrast-light) .adv')
+
+
+def _theme_names(dark: bool) -> dict:
+    side = dark_look if dark else (lambda lk: lk)
+    names = {f"--adv-{k}": v for k, v in theme_colours(dark).items()}
+    for role, lk in LOOKS.items():
+        lk, name = side(lk), role.replace("_", "-")
+        names.update({f"--adv-{name}": lk.border, f"--adv-fill-{name}": lk.fill, f"--adv-text-{name}": lk.text})
+    names["--adv-tint-sky"] = mix(PALETTE["sky"], DARK_PAPER, 0.35) if dark else TINT["sky"]
+    return names
+
+
 def css_variables() -> str:
-    """CSS custom properties for the widgets' style sheet (``var(--adv-blue)``...)."""
+    """CSS custom properties for the widgets' style sheet (``var(--adv-blue)``...): the light theme, then
+    the dark one where the page's theme is dark (or, on a plain page, the system's).
+
+    >>> "--adv-fill-variable: #143B52;" in css_variables()
+    True
+    """
     names = {f"--adv-{k}": v for k, v in PALETTE.items()}
     names.update({f"--adv-tint-{k}": v for k, v in TINT.items()})
-    names.update({f"--adv-{role.replace('_', '-')}": lk.border for role, lk in LOOKS.items()})
     names["--adv-grey"] = GREY
-    names["--adv-gradient"] = GRADIENT
     names["--adv-font"] = FONT_FAMILY
-    return ".adv { " + " ".join(f"{k}: {v};" for k, v in names.items()) + " }\n"
+    names.update(_theme_names(False))
+    def block(sel, d):
+        return sel + " { " + " ".join(f"{k}: {v};" for k, v in d.items()) + " }\n"
+    dark, light = _theme_names(True), _theme_names(False)
+    return (block(".adv", names) + "@media (prefers-color-scheme: dark) {\n" + block(".adv", dark) + "}\n"
+            + block(LIGHT_THEME, light) + block(DARK_THEME, dark))
 
 
-def _box_rule(selector: str, lk: Look, dash: str = PLAYER_DASH) -> str:
-    return (f"{selector} .adv-box {{ fill: {lk.fill}; stroke: {lk.border}; stroke-width: {player_width(lk):g}; "
-            f"stroke-dasharray: {dash if lk.dash else 'none'}; }}\n")
+def _var(kind: str, role: str) -> str:
+    return f"var(--adv-{kind}{role.replace('_', '-')})"
+
+
+def _box_rule(selector: str, role: str, dash: str = PLAYER_DASH) -> str:
+    lk = LOOKS[role]
+    return (f"{selector} .adv-box {{ fill: {_var('fill-', role)}; stroke: {_var('', role)}; "
+            f"stroke-width: {player_width(lk):g}; stroke-dasharray: {dash if lk.dash else 'none'}; }}\n")
 
 
 def css_rules() -> str:
     """The player's node rules, from :data:`LOOKS`: one per box, then the marks (a border), then the
     moments of a step (later rules win, as a frame's moment does over a box).
 
-    >>> ".adv-role-target .adv-box { stroke: #D55E00; stroke-width: 3.69; }" in css_rules()
+    The colours are the theme's variables (:func:`css_variables`), so a dark page gets the dark looks.
+
+    >>> ".adv-role-target .adv-box { stroke: var(--adv-target); stroke-width: 3.69; }" in css_rules()
     True
     """
     out = []
     for box in PLAYER_BOXES:
-        lk = LOOKS[box]
-        out.append(_box_rule(f".adv-is-{box}", lk))
-        out.append(f".adv-is-{box} .adv-label, .adv-is-{box} .adv-val {{ fill: {lk.text}; }}\n")
+        out.append(_box_rule(f".adv-is-{box}", box))
+        out.append(f".adv-is-{box} .adv-label, .adv-is-{box} .adv-val {{ fill: {_var('text-', box)}; }}\n")
     for role in MARKS:
         lk = LOOKS[role]
-        out.append(f".adv-role-{role} .adv-box {{ stroke: {lk.border}; stroke-width: {player_width(lk):g}; }}\n")
-    out.append(f".adv-grad {{ fill: {GRADIENT}; }}\n")
+        out.append(f".adv-role-{role} .adv-box {{ stroke: {_var('', role)}; stroke-width: {player_width(lk):g}; }}\n")
+        if lk.cue == "double":  # the player's inner ring (DOT draws peripheries=2)
+            out.append(f".adv-role-{role} .adv-ring {{ display: inline; stroke: {_var('', role)}; "
+                       f"stroke-width: {player_width(LOOKS['op']):g}; }}\n")
+    out.append(".adv-grad { fill: var(--adv-gradient); }\n")
     lk = LOOKS["received"]
-    out.append(f".adv-recv .adv-box {{ stroke: {lk.border}; stroke-width: {player_width(lk):g}; stroke-dasharray: none; }}\n")
+    out.append(f".adv-recv .adv-box {{ stroke: {_var('', 'received')}; stroke-width: {player_width(lk):g}; "
+               f"stroke-dasharray: {PLAYER_DASH if lk.dash else 'none'}; }}\n")
     for phases, moment in ((("forward",), "forward"), (("backward", "update"), "backward")):
         selector = ", ".join(f'.adv[data-phase="{p}"] .adv-current' for p in phases)
-        out.append(_box_rule(selector.replace(", ", " .adv-box, "), LOOKS[moment]))
+        out.append(_box_rule(selector.replace(", ", " .adv-box, "), moment))
     out.append(f".adv-pending {{ opacity: {FADED}; }}\n")
     out.append(f".adv-pending .adv-box {{ stroke-dasharray: {PENDING_DASH}; }}\n")
     return "".join(out)

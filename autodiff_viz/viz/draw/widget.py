@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import pathlib
 
+from ..model import alt as _alt
 from ..text import numbers as _numbers
 from . import look as _look
 from . import still as _still
@@ -37,6 +38,8 @@ def css_source() -> str:
 
 def initial_state(kind: str, data: dict) -> dict:
     """The synced traits and their starting values (also what the static page's model holds)."""
+    if "details" in data and "alt" not in data:  # a graph's text alternative, for screen readers
+        data = {**data, "alt": _alt.text_alternative(data)}
     state = {"data": data, "step": 0, "selected": ""}
     if kind == "animate":
         linked = data.get("linked")

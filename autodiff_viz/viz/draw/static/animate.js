@@ -67,10 +67,10 @@ function render({ model, el }) {
   // --- the graph ---------------------------------------------------------
   const W = L.width + 2 * PAD, H = L.height + 2 * PAD;
   const svg = s("svg", {viewBox: `${-PAD} ${-PAD} ${W} ${H}`, width: Math.round(W * 1.1),
-    height: Math.round(H * 1.1), class: "adv-graph", role: "img", "aria-label": "computation graph"});
+    height: Math.round(H * 1.1), class: "adv-graph", role: "group", "aria-label": "computation graph: " + data.title});
   const edgeEls = [];
-  const gEdges = s("g"), gNodes = s("g");
-  svg.append(gEdges, gNodes);
+  const gEdges = s("g"), gNodes = s("g"), gBadges = s("g");
+  svg.append(gEdges, gNodes, gBadges);
   for (const e of data.edges) {
     const p = L.edges[e.id];
     let d = `M${p.points[0][0]} ${p.points[0][1]}`;
@@ -92,15 +92,21 @@ function render({ model, el }) {
     const p = L.nodes[n.id];
     index[n.id] = i;
     const g = s("g", {transform: `translate(${p.x - p.w / 2},${p.y - p.h / 2})`, "data-id": n.id,
-      "data-label": n.label, role: "button", tabindex: 0, "aria-label": n.label + ": show its details"});
+      "data-label": n.label, role: "button", tabindex: 0});
     const box = s("rect", {width: p.w, height: p.h, rx: n.kind === "leaf" ? 24 : 8, class: "adv-box"});
+    // an inner border, shown for a mark with a double border (look.css_rules)
+    const ring = s("rect", {x: 5, y: 5, width: p.w - 10, height: p.h - 10, rx: n.kind === "leaf" ? 19 : 4,
+      class: "adv-ring"});
     const lab = s("text", {x: p.w / 2, y: 22, "text-anchor": "middle", class: "adv-label"}); lab.textContent = n.label;
     const val = s("text", {x: p.w / 2, y: 45, "text-anchor": "middle", class: "adv-val"});
     const grad = s("text", {x: p.w / 2, y: 67, "text-anchor": "middle", class: "adv-grad"});
-    const badge = s("g", {transform: `translate(${p.w - 4},4)`, class: "adv-badge"});
+    // The order badge sits beside the node's button, not in it: its number is not part of the node's name.
+    const badge = s("g", {transform: `translate(${p.x + p.w / 2 - 4},${p.y - p.h / 2 + 4})`, class: "adv-badge",
+      "aria-hidden": "true", "data-for": n.id});
     badge.append(s("circle", {r: 13}));
     const bt = s("text", {y: 5, "text-anchor": "middle"}); badge.append(bt);
-    g.append(box, lab, val, grad, badge);
+    g.append(box, ring, lab, val, grad);
+    gBadges.append(badge);
     g.addEventListener("click", () => { openDetails(i); if (linked) { model.set("selected", n.id); model.save_changes(); } });
     g.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); g.dispatchEvent(new MouseEvent("click")); }
@@ -118,7 +124,8 @@ function render({ model, el }) {
     "⤡ fit");
 
   // --- the side panel ----------------------------------------------------
-  const title = h("div", {class: "adv-step-title", "aria-live": "polite"});
+  const title = h("div", {class: "adv-step-title"});
+  const spoken = h("div", {class: "adv-sr adv-spoken", "aria-live": "polite"});  // each step's text, read out
   const lines = h("div", {class: "adv-lines"});
   const panelBody = h("tbody");
   const panel = h("table", {class: "adv-panel"},
@@ -159,7 +166,7 @@ function render({ model, el }) {
     edgeEls.forEach((g, j) => g.classList.toggle("adv-path", on !== null && on.has(edgeEnds[j][0]) && on.has(edgeEnds[j][1])
       && data.edges[j].kind !== "leave" && data.edges[j].kind !== "skipped"));
   }
-  const side = h("div", {class: "adv-side"}, box.box, title, lines, panel, results);
+  const side = h("div", {class: "adv-side"}, box.box, title, lines, panel, results, spoken);
 
   // --- controls ------------------------------------------------------------
   const getStep = () => model.get("step");
@@ -181,20 +188,25 @@ function render({ model, el }) {
       h("label", {class: "adv-grid-row"}, "input " + linked.input + " ", gridSlider, gridLabel), hint, plot.root);
   }
 
-  bar.bar.append(fitBtn);
-  const keys = details ? h("div", {class: "adv-hint adv-keys"},
-    "Click a node (Tab, Enter) for its details, hover for its path · keys ← → Home End step, Escape closes") : "";
-  root.append(h("div", {class: "adv-top"}, heading, keys), h("div", {class: "adv-main"}, graphBox, side), bar.bar);
+  const full = fullscreenButton(root);
+  bar.bar.append(fitBtn, full.button);
+  const keys = h("div", {class: "adv-hint adv-keys"}, (details ? "Click a node (Tab, Enter) for its details, hover for "
+    + "its path · " : "") + "keys → ← (PageDown PageUp, Space Backspace) Home End step, f full screen"
+    + (details ? ", Escape closes" : ""));
+  root.append(h("div", {class: "adv-top"}, heading, keys), h("div", {class: "adv-main"}, graphBox, side), bar.bar,
+    srList("the graph's ops in order, with values and gradients", data.alt));
   if (linkedBox) root.append(linkedBox);
   el.append(root);
 
-  root.addEventListener("keydown", (ev) => {
-    if (ev.key === "Escape" && openNode >= 0) { box.hide(); ev.preventDefault(); return; }
-    if (ev.target.closest && ev.target.closest("input, select, textarea")) return;  // sliders move themselves
-    if (ev.key === "ArrowRight") { setStep(Math.min(steps.length - 1, getStep() + 1)); ev.preventDefault(); }
-    if (ev.key === "ArrowLeft") { setStep(Math.max(0, getStep() - 1)); ev.preventDefault(); }
-    if (ev.key === "Home") { setStep(0); ev.preventDefault(); }
-    if (ev.key === "End") { setStep(steps.length - 1); ev.preventDefault(); }
+  const stopKeys = presenterKeys(root, (ev) => {
+    if (ev.key === "Escape" && openNode >= 0) { box.hide(); return true; }
+    if (ev.key === "f" || ev.key === "F") return full.toggle();
+    const move = STEP_KEYS[ev.key];
+    if (move === undefined) return false;
+    bar.stop();
+    const last = steps.length - 1;
+    setStep(move === "first" ? 0 : move === "last" ? last : Math.max(0, Math.min(last, getStep() + move)));
+    return true;
   });
 
   // --- fit or scroll: the graph keeps its layout, only its scale changes ------
@@ -273,7 +285,7 @@ function render({ model, el }) {
     plot.draw([
       {xs: linked.grid, ys: col(linked.val), colour: PALETTE.blue, label: name},
       {xs: linked.grid, ys: col(linked.dval), colour: PALETTE.vermillion, dash: "7 4", label: `d${name}/d${linked.input} (tape)`},
-      {xs: linked.grid, ys: col(linked.fd), colour: PALETTE.black, points: true, label: "finite differences"},
+      {xs: linked.grid, ys: col(linked.fd), colour: "currentColor", points: true, label: "finite differences"},
     ], linked.grid[gi], `${name} against ${linked.input}`);
     nodeEls.forEach((ne, i) => ne.g.classList.toggle("adv-selected", i === k));
   }
@@ -302,10 +314,12 @@ function render({ model, el }) {
       setFitted(ne.grad, T.grads[i] ? "∂ " + T.grads[i] : "", ne.room);
       ne.bt.textContent = S.order[i];
       ne.badge.style.display = S.order[i] ? "" : "none";
+      nameNode(ne.g);
     });
     const active = new Set(st.edges);
     edgeEls.forEach((g, j) => g.classList.toggle("adv-active", active.has(j)));
     title.textContent = txtStep.title;
+    spoken.textContent = [txtStep.title, ...txtStep.lines].join(". ");
     lines.replaceChildren(...txtStep.lines.map((l) => h("div", {class: "adv-line"}, l)));
     const rows = [];
     for (const [key, r] of T.panel) rows.push(h("tr", {class: T.fresh.has(key) ? "adv-fresh" : ""},
@@ -326,7 +340,7 @@ function render({ model, el }) {
   model.on("change:selected", drawPlot);
   draw();
   chooseFit();
-  return () => { bar.stop(); if (resized) resized.disconnect(); };
+  return () => { bar.stop(); stopKeys(); if (resized) resized.disconnect(); };
 }
 
 export default { render };

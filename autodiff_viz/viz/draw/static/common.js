@@ -186,3 +186,74 @@ function detailsBox(heads, onClose) {
   }
   return {box, show, hide, openId: () => openId};
 }
+
+// --- presenting: keys from the whole page, full screen ---------------------------------------
+
+// The keys a player steps with: arrows, and what presenter clickers send (PageDown/PageUp, Space/Backspace).
+const STEP_KEYS = {ArrowRight: 1, PageDown: 1, " ": 1, ArrowLeft: -1, PageUp: -1, Backspace: -1, Home: "first",
+  End: "last"};
+
+// Keys for a widget's root even after a click elsewhere on the page: a page with one such widget sends it
+// every key that no other element has focus for; with several, the last one clicked or focused owns them.
+// handle(ev) returns true when it used the key.  Returns a function that stops listening.
+function presenterKeys(root, handle) {
+  const OWNER = Symbol.for("autodiff_viz.keyOwner");  // shared by every copy of this module on the page
+  root.classList.add("adv-presenter");
+  const claim = () => { document[OWNER] = root; };
+  root.addEventListener("pointerdown", claim);
+  root.addEventListener("focusin", claim);
+  function owns() {
+    const all = [...document.querySelectorAll(".adv-presenter")];
+    if (all.length === 1) return all[0] === root;
+    return document[OWNER] === root;
+  }
+  function onKey(ev) {
+    if (ev.defaultPrevented || ev.altKey || ev.ctrlKey || ev.metaKey || !root.isConnected) return;
+    const t = ev.target;
+    if (root.contains(t)) {
+      if (t.closest("input, select, textarea")) return;  // sliders and menus move themselves
+      if ((ev.key === " " || ev.key === "Enter") && t.closest("button, a[href]")) return;  // pressing a button
+    } else if (!(t === document.body || t === document.documentElement || t === null) || !owns()) {
+      return;  // another element has the focus: its keys are its own
+    }
+    if (!handle(ev)) return;
+    ev.preventDefault();
+    ev.stopPropagation();  // a notebook's own shortcuts (on the document) do not act on it too
+  }
+  // Keys inside the widget are taken on its root, before the page's handlers on the document see them.
+  const outside = (ev) => { if (!root.contains(ev.target)) onKey(ev); };
+  root.addEventListener("keydown", onKey);
+  document.addEventListener("keydown", outside);
+  return () => document.removeEventListener("keydown", outside);
+}
+
+// A full-screen button for el (the Fullscreen API); f toggles it too.  Where the page may not go full screen
+// (a sandboxed frame, an old browser) the button is disabled and says why.
+function fullscreenButton(el) {
+  const can = () => typeof el.requestFullscreen === "function" && document.fullscreenEnabled !== false;
+  const b = h("button", {type: "button", class: "adv-btn adv-full", "aria-pressed": "false",
+    "aria-label": "full screen", title: "full screen (f); Escape leaves it"}, "⤢ full screen");
+  function toggle() {
+    if (!can()) return false;
+    if (document.fullscreenElement === el) document.exitFullscreen();
+    else Promise.resolve(el.requestFullscreen()).catch(() => {});
+    return true;
+  }
+  if (!can()) { b.disabled = true; b.title = "full screen is not available in this page"; }
+  b.addEventListener("click", toggle);
+  document.addEventListener("fullscreenchange", () =>
+    b.setAttribute("aria-pressed", String(document.fullscreenElement === el)));
+  return {button: b, toggle};
+}
+
+// A node's accessible name: the texts it shows (label, value, gradient...), then what Enter does.
+function nameNode(g) {
+  const shown = [...g.querySelectorAll("text")].filter((t) => !t.closest("[aria-hidden='true']"))
+    .map((t) => t.textContent.trim()).filter(Boolean).join(" ");
+  g.setAttribute("aria-label", shown + ": show its details");
+}
+
+// A list read by screen readers only (the graph's text alternative, written in Python).
+function srList(label, lines) {
+  return h("ol", {class: "adv-sr", "aria-label": label}, ...(lines || []).map((l) => h("li", {}, l)));
+}

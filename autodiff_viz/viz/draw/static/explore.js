@@ -1,4 +1,5 @@
 // Explorer: every value was computed with the tape in Python; sliders only look values up.
+// Black lines are drawn in "currentColor": the text colour of the theme (light or dark).
 
 function render({ model, el }) {
   const d = model.get("data");
@@ -29,7 +30,7 @@ function render1d(d, model, root) {
     tangentLayer.replaceChildren(
       s("line", {x1: sx(x - span), y1: sy(y - m * span), x2: sx(x + span), y2: sy(y + m * span),
         stroke: PALETTE.green, "stroke-width": 3, class: "adv-tangent"}),
-      s("circle", {cx: sx(x), cy: sy(y), r: 7, fill: PALETTE.orange, stroke: "#000", class: "adv-point"}));
+      s("circle", {cx: sx(x), cy: sy(y), r: 7, fill: PALETTE.orange, stroke: "currentColor", class: "adv-point"}));
     plot.root.append(tangentLayer);
     slider.value = i;
     readout.textContent = `x = ${fmt(x)}   ${d.name}(x) = ${fmt(y)}   ${d.name}'(x) = ${fmt(m)}   (slope of the green tangent)`;
@@ -87,12 +88,12 @@ function render2d(d, model, root) {
     const len = cell * Math.sqrt(n / maxn);
     const ux = -A.gx[i] / n, uy = A.gy[i] / n;
     const X = sx(x), Y = sy(A.y[i]);
-    svg.append(s("line", {x1: X, y1: Y, x2: X + ux * len, y2: Y + uy * len, stroke: "#555", "stroke-width": 1.3}));
-    svg.append(s("circle", {cx: X + ux * len, cy: Y + uy * len, r: 2.2, fill: "#555"}));
+    svg.append(s("line", {x1: X, y1: Y, x2: X + ux * len, y2: Y + uy * len, stroke: "currentColor", "stroke-opacity": 0.65, "stroke-width": 1.3}));
+    svg.append(s("circle", {cx: X + ux * len, cy: Y + uy * len, r: 2.2, fill: "currentColor", "fill-opacity": 0.65}));
   });
-  const path = s("path", {fill: "none", stroke: PALETTE.black, "stroke-width": 2.5, class: "adv-descent"});
-  const startDot = s("circle", {r: 7, fill: PALETTE.orange, stroke: "#000"});
-  const endDot = s("circle", {r: 6, fill: PALETTE.purple, stroke: "#000"});
+  const path = s("path", {fill: "none", stroke: "currentColor", "stroke-width": 2.5, class: "adv-descent"});
+  const startDot = s("circle", {r: 7, fill: PALETTE.orange, stroke: "currentColor"});
+  const endDot = s("circle", {r: 6, fill: PALETTE.purple, stroke: "currentColor"});
   svg.append(path, startDot, endDot);
   const mk = (label, max) => h("input", {type: "range", min: 0, max, step: 1, "aria-label": label});
   const rate = mk("learning rate", d.rates.length - 1), sxS = mk(`start ${xn}`, d.sx.length - 1),

@@ -2,7 +2,8 @@
 // still picture (an <img> shown where scripts do not run); this module parses it into the page,
 // then a click (or Enter on a focused node) shows the node's details beside the picture (below
 // it when the two do not fit side by side: the picture keeps its size), hovering or focusing a
-// node shows its path.
+// node shows its path.  The stepping keys (→ ← PageDown PageUp Space Backspace Home End) walk the
+// nodes in the graph's order, opening each one's details, as a presenter's clicker would.
 
 // The still's SVG text, from its data: URI (base64 of UTF-8).
 function svgOf(uri) {
@@ -32,7 +33,9 @@ function render({ model, el, still }) {
   const svg = parseSvg(svgOf(still));
   const root = h("div", {class: "adv adv-inspect", role: "group", "aria-label": "inspectable graph: " + data.title});
   const hint = h("div", {class: "adv-hint"},
-    "Click a node (or Tab to it and press Enter) for its value, gradients and rule; hover to see its path. Escape closes.");
+    "Click a node (or Tab to it and press Enter) for its value, gradients and rule; hover to see its path. "
+    + "Keys → ← (PageDown PageUp, Space Backspace) Home End go from node to node, f full screen, Escape closes.");
+  const full = fullscreenButton(root);
   const graphBox = h("div", {class: "adv-graph-box adv-inspect-graph"});
   const index = new Map(data.nodes.map((n, i) => [n.id, i]));
   const nodeEls = new Map(), edgeEls = [];
@@ -42,10 +45,15 @@ function render({ model, el, still }) {
     openNode = null;
     if (g) { g.classList.remove("adv-inspected"); g.focus(); }
   });
-  root.append(h("div", {class: "adv-heading"}, data.title), hint,
-    h("div", {class: "adv-main"}, graphBox, h("div", {class: "adv-side"}, box.box)));
+  root.setAttribute("tabindex", "0");
+  root.append(h("div", {class: "adv-top"}, h("div", {class: "adv-heading"}, data.title), full.button), hint,
+    h("div", {class: "adv-main"}, graphBox, h("div", {class: "adv-side"}, box.box)),
+    srList("the graph's ops in order, with values and gradients", data.alt));
   el.append(root);
   if (!svg) { graphBox.append(h("div", {}, "(the picture could not be read)")); return; }
+  svg.setAttribute("role", "group");
+  svg.setAttribute("aria-label", "computation graph: " + data.title);
+  for (const t of svg.querySelectorAll(":scope > title, :scope > g > title")) t.remove();  // Graphviz's "G", "%3"
   svg.classList.add("adv-svg");  // at most the box's width (the viewBox keeps its shape)
   graphBox.append(svg);
 
@@ -75,7 +83,7 @@ function render({ model, el, still }) {
     nodeEls.set(id, g);
     g.setAttribute("tabindex", "0");
     g.setAttribute("role", "button");
-    g.setAttribute("aria-label", n.label + ": show its details");
+    nameNode(g);
     g.dataset.id = id;
     g.dataset.label = n.label;
     g.addEventListener("click", () => open(id));
@@ -92,8 +100,18 @@ function render({ model, el, still }) {
     const m = t ? /^(n\d+)->(n\d+)$/.exec(t.textContent.trim()) : null;
     if (m) { edgeEls.push([g, m[1], m[2]]); t.remove(); }
   }
-  root.addEventListener("keydown", (ev) => {
-    if (ev.key === "Escape" && openNode !== null) { box.hide(); ev.preventDefault(); }
+  const order = data.nodes.map((n) => n.id).filter((id) => nodeEls.has(id));
+  presenterKeys(root, (ev) => {
+    if (ev.key === "Escape" && openNode !== null) { box.hide(); return true; }
+    if (ev.key === "f" || ev.key === "F") return full.toggle();
+    const move = STEP_KEYS[ev.key];
+    if (move === undefined || !order.length) return false;
+    const at = openNode === null ? -1 : order.indexOf(openNode);
+    const last = order.length - 1;
+    const to = move === "first" ? 0 : move === "last" ? last : at < 0 ? (move > 0 ? 0 : last)
+      : Math.max(0, Math.min(last, at + move));
+    open(order[to]);
+    return true;
   });
   root.dataset.nodes = String(nodeEls.size);
 }
