@@ -101,20 +101,36 @@ class Animation:
 
         return mimebundle("animate", self.data, self.to_html(standalone=False), repr(self))
 
-    def frame(self, i: int, path=None, dpi=100):
-        """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given)."""
+    def frame(self, i: int, path=None, dpi=100, background="white"):
+        """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given).
+
+        ``background``: a colour (default white), or ``None`` for a transparent PNG.
+        """
         from .draw.frames import FrameRenderer
 
-        r = FrameRenderer(self.data, dpi=dpi)
+        fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() if path is not None else "png"
+        r = FrameRenderer(self.data, dpi=dpi, background=_export_background(background, fmt))
         r.draw(i)
         if path is not None:
             r.fig.savefig(path, dpi=dpi)
         return r.fig
 
-    def save(self, path, fps: float = 1.0, dpi: int = 100) -> str:
-        """Write ``.html`` (self-contained player), ``.gif`` (one frame per step) or ``.mp4``."""
+    def save(self, path, fps: float = 1.0, dpi: int = 100, *, background="white", per_page: int = 1,
+             paper: str = "a4") -> str:
+        """Write ``.html`` (self-contained player), ``.gif`` (one frame per step), ``.mp4``, or ``.pdf``: a
+        handout with ``per_page`` steps (1, 2, 3, 4 or 6) on each ``paper`` page (``"a4"`` or ``"letter"``).
+
+        ``background`` is the colour of the GIF, MP4 and PDF (default white).
+
+        >>> import autodiff_viz as ad, tempfile, os
+        >>> anim = ad.viz.animate(lambda x: x * x, 3.0, linked=False)
+        >>> anim.save(os.path.join(tempfile.mkdtemp(), "steps.pdf"), per_page=4).endswith("steps.pdf")
+        True
+        """
         path = os.fspath(path)
         ext = os.path.splitext(path)[1].lower()
+        if ext == ".pdf":
+            return _save_handout(self.data, path, background, per_page, paper)
         if ext in (".html", ".htm"):
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.to_html())
@@ -122,12 +138,28 @@ class Animation:
         if ext in (".gif", ".mp4"):
             from .draw.movie import save_movie
 
-            return save_movie(self.data, path, fps=fps, dpi=dpi)
+            return save_movie(self.data, path, fps=fps, dpi=dpi, background=_export_background(background, ext[1:]))
         if ext == ".json":
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.to_json())
             return path
-        raise ValueError(f"Animation.save: unknown file type {ext!r} (use .html, .gif, .mp4 or .json)")
+        raise ValueError(f"Animation.save: unknown file type {ext!r} (use .html, .gif, .mp4, .pdf or .json)")
+
+
+def _export_background(background, fmt: str):
+    """An animation's export ``background`` checked for the format ``fmt``: only a PNG frame may be transparent."""
+    from .draw.background import background as check
+
+    return check(background, "Animation.save", fmt, transparent=("png",))
+
+
+def _save_handout(data: dict, path: str, background, per_page: int, paper: str) -> str:
+    """The PDF handout (:mod:`.draw.handout`), its arguments checked before any drawing."""
+    from .draw import handout
+
+    colour = _export_background(background, "pdf")
+    handout.check(per_page, paper)
+    return handout.save_handout(data, path, per_page=per_page, paper=paper, background=colour)
 
 
 def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, span=None, points=21,

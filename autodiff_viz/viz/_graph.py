@@ -10,6 +10,9 @@ Rendering choices:
   install it.
 - Graphviz runs within a budget (``_graphviz.run_dot``): a graph too big for
   it raises ``LayoutBudgetExceeded``, saying what to draw instead.
+- Inline, a graph carries a small PNG beside its SVG (``PNG_ARGS``), drawn only
+  when a notebook asks for the picture: GitHub's notebook preview and some
+  converters show PNG outputs but not SVG ones.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import copy
 import pathlib
 
 from .draw import dot as _dot
+from .draw.background import DEFAULT as _WHITE, background as _background
 from .model import graph as _model
 from .model import source as _source
 # Graphviz is run in one place, with a budget; these names stay importable from here.
@@ -24,6 +28,10 @@ from .draw.graphviz import (  # noqa: F401
     INSTALL_HELP, GraphvizFailed, GraphvizNotFound, LayoutBudgetExceeded, _plain_labels, run_dot,
 )
 from .draw.graphviz import _dot_binary  # noqa: F401  (tests replace it here to simulate a missing dot)
+
+
+# The inline PNG: 96 dpi, at most 12 by 16 inches (1152 by 1536 pixels); a larger graph is scaled down.
+PNG_ARGS = ("-Gdpi=96", "-Gsize=12,16")
 
 
 def render(source: str, fmt: str = "svg", **limits) -> bytes:
@@ -84,8 +92,19 @@ class Graph:
         except (GraphvizNotFound, LayoutBudgetExceeded) as e:  # the text says why and what to do
             bundle["text/plain"] = f"{self!r}\n{e}"
             return bundle
+        if "image/png" not in (exclude or ()):
+            png = self._inline_png()
+            if png is not None:
+                bundle["image/png"] = png
         bundle["text/html"] = self.inspect().to_html(standalone=False)
         return bundle
+
+    def _inline_png(self) -> bytes | None:
+        """The small PNG shown where SVG is not (``PNG_ARGS``); ``None`` without Graphviz's ``dot`` program."""
+        try:
+            return run_dot(self.source, "png", args=PNG_ARGS, dot=_dot_binary())
+        except (GraphvizNotFound, LayoutBudgetExceeded, GraphvizFailed):
+            return None
 
     def inspect(self):
         """The graph to click on: a node shows its full value, each gradient with its call, its rule with
@@ -124,17 +143,48 @@ class Graph:
         options = dict(self._options, **({"mark_legend": legend} if legend else {}))
         return draw(model, **options)
 
-    def save(self, path, format: str | None = None) -> pathlib.Path:  # noqa: A002
-        """Write ``.svg``, ``.png``, ``.pdf`` (by extension or ``format``) or ``.dot``/``.gv`` (DOT text)."""
+    def save(self, path, format: str | None = None, background=_WHITE) -> pathlib.Path:  # noqa: A002
+        """Write ``.svg``, ``.png``, ``.pdf`` (by extension or ``format``) or ``.dot``/``.gv`` (DOT text).
+
+        ``background``: a colour (default white), or ``None`` (``"transparent"``) for no background.
+
+        >>> import autodiff_viz as ad, tempfile, pathlib
+        >>> x = ad.Variable(3.0, name="x")
+        >>> with ad.GradientTape() as t:
+        ...     y = x * x
+        >>> path = ad.viz.graph(t).save(pathlib.Path(tempfile.mkdtemp()) / "g.dot", background="#1e1e1e")
+        >>> 'bgcolor="#1e1e1e"' in path.read_text()
+        True
+        """
         path = pathlib.Path(path)
         fmt = (format or path.suffix.lstrip(".")).lower()
-        if fmt in ("dot", "gv"):
-            path.write_text(self.source, encoding="utf-8")
-        elif fmt in ("svg", "png", "pdf"):
-            path.write_bytes(self.pipe(fmt))
-        else:
+        if fmt not in ("dot", "gv", "svg", "png", "pdf"):
             raise ValueError(f"cannot tell the format of {str(path)!r}: use a .svg, .png, .pdf or .dot name")
+        colour = _background(background, "Graph.save", "svg" if fmt in ("dot", "gv") else fmt)
+        if colour == _background(_WHITE, "Graph.save", fmt):  # as drawn
+            source, data = self.source, (None if fmt in ("dot", "gv") else self.pipe(fmt))
+        else:
+            source = with_background(self.source, colour)
+            data = None if fmt in ("dot", "gv") else render(source, fmt)
+            if fmt == "svg":
+                data = fit_width(data.decode("utf-8")).encode("utf-8")
+        if data is None:
+            path.write_text(source, encoding="utf-8")
+        else:
+            path.write_bytes(data)
         return path
+
+
+def with_background(source: str, colour: str | None) -> str:
+    r"""DOT text ``source`` with the background ``colour`` (``#rrggbb``), or none (``None``).
+
+    Set after everything else, so it is the root graph's and no cluster takes it up.
+
+    >>> with_background('digraph g {\n  a;\n}\n', None)
+    'digraph g {\n  a;\n  bgcolor="transparent";\n}\n'
+    """
+    end = source.rstrip().rfind("}")
+    return f'{source[:end]}  bgcolor="{colour or "transparent"}";\n{source[end:]}'
 
 
 def fit_width(svg: str) -> str:

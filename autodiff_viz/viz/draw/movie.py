@@ -102,8 +102,8 @@ def _write_mp4(r: FrameRenderer, n: int, path: str, fps: float, exe: str):
         raise RuntimeError(f"ffmpeg failed writing {path}: {err.decode(errors='replace').strip()[-500:]}")
 
 
-def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100) -> str:
-    """One frame per step of the storyboard ``data``: ``.gif`` with Pillow, ``.mp4`` with ffmpeg."""
+def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100, background: str = "white") -> str:
+    """One frame per step of the storyboard ``data``: ``.gif`` with Pillow, ``.mp4`` with ffmpeg, on ``background``."""
     import matplotlib.pyplot as plt
 
     ext = os.path.splitext(path)[1].lower()
@@ -113,7 +113,7 @@ def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100) -> str:
         if not exe:
             raise RuntimeError("saving .mp4 needs ffmpeg: pip install imageio-ffmpeg (it ships one), or install "
                                "ffmpeg with your system's package manager; .gif and .html need neither")
-    r = FrameRenderer(data, dpi=dpi)
+    r = FrameRenderer(data, dpi=dpi, background=background)
     n = len(data["steps"])
     try:
         if ext == ".mp4":
