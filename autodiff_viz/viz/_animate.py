@@ -85,10 +85,13 @@ class Animation:
 
     def to_html(self, standalone: bool = True) -> str:
         """Self-contained HTML (inline script and styles, no network), playable with no kernel."""
+        return self._html(standalone)
+
+    def _html(self, standalone: bool, fallback_png: str | None = None) -> str:
         from .draw.html import widget_html
 
         return widget_html("animate", self.data, title=self.data["title"], standalone=standalone,
-                           alt=self._alt_text())
+                           alt=self._alt_text(), fallback_png=fallback_png)
 
     def _alt_text(self) -> str:
         steps = self.data["steps"]
@@ -99,7 +102,7 @@ class Animation:
     def _repr_mimebundle_(self, include=None, exclude=None):
         from .draw.widget import mimebundle
 
-        return mimebundle("animate", self.data, self.to_html(standalone=False), repr(self))
+        return mimebundle("animate", self.data, lambda png: self._html(False, png), repr(self), exclude)
 
     def frame(self, i: int, path=None, dpi=100, background="white"):
         """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given).
