@@ -145,3 +145,73 @@ def test_saved_notebook_shows_a_picture_with_no_widget_manager(executed, tmp_pat
         live.click(".adv-last")
         expect(live.locator(".adv-results")).to_contain_text("∂target/∂y = 3.0")
         browser.close()
+
+
+# -- export background ---------------------------------------------------------------------------------------
+def _small_graph():
+    import autodiff_viz as ad
+
+    x = ad.Variable(3.0, name="x")
+    with ad.GradientTape() as t:
+        y = x * x
+    t.gradient(y, x)
+    return ad.viz.graph(t)
+
+
+def _corner(path):
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return im.convert("RGBA").getpixel((1, 1))
+
+
+@pytest.mark.parametrize("background, pixel", [
+    ("white", (255, 255, 255, 255)), ("#1E1E1E", (30, 30, 30, 255)), ((1.0, 1.0, 0.8), (255, 255, 204, 255)),
+])
+def test_graph_png_takes_a_background(tmp_path, background, pixel):
+    path = _small_graph().save(tmp_path / "g.png", background=background)
+    assert _corner(path) == pixel
+
+
+def test_graph_png_and_svg_can_be_transparent(tmp_path):
+    g = _small_graph()
+    assert _corner(g.save(tmp_path / "g.png", background=None))[3] == 0
+    svg = g.save(tmp_path / "g.svg", background="transparent").read_text()
+    assert re.search(r'<polygon fill="transparent"', svg) and not re.search(r'<polygon fill="white"', svg)
+    assert re.search(r'<polygon fill="white"', g.save(tmp_path / "w.svg").read_text())  # white by default
+    assert g.save(tmp_path / "g.pdf", background=None).read_bytes().startswith(b"%PDF-")
+
+
+def test_animation_gif_and_frames_take_a_background(tmp_path):
+    from PIL import Image
+
+    import autodiff_viz as ad
+
+    anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0, linked=False)
+    gif = anim.save(tmp_path / "a.gif", dpi=40, background="#FFFFCC")
+    with Image.open(gif) as im:
+        for k in (0, im.n_frames - 1):
+            im.seek(k)
+            assert im.convert("RGB").getpixel((1, 1)) == (255, 255, 204)
+    anim.frame(-1, path=tmp_path / "f.png", dpi=40, background=None)
+    assert _corner(tmp_path / "f.png")[3] == 0
+    anim.frame(-1, path=tmp_path / "w.png", dpi=40)
+    assert _corner(tmp_path / "w.png") == (255, 255, 255, 255)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda g, a, d: g.save(d / "g.png", background="nope"), ["Graph.save", "background='nope'", "not a colour"]),
+    (lambda g, a, d: g.save(d / "g.png", background=(1, 0, 0, 0.5)), ["Graph.save", "partly transparent"]),
+    (lambda g, a, d: a.save(d / "a.gif", background=None), ["Animation.save", "background=None", ".gif"]),
+    (lambda g, a, d: a.save(d / "a.mp4", background="transparent"), ["Animation.save", ".mp4"]),
+    (lambda g, a, d: a.save(d / "a.gif", background=12), ["Animation.save", "background=12", "not a colour"]),
+])
+def test_a_bad_background_says_what_is_wrong(tmp_path, call, words):
+    import autodiff_viz as ad
+
+    anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0, linked=False)
+    with pytest.raises(ValueError) as e:
+        call(_small_graph(), anim, tmp_path)
+    for w in words:
+        assert w in str(e.value)
+    assert not list(tmp_path.iterdir())  # nothing written

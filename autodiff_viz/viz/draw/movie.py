@@ -44,13 +44,13 @@ def ffmpeg_path() -> str | None:
         return shutil.which("ffmpeg")
 
 
-def gif_palette(frames):
-    """One palette for every frame, so colours do not flicker: white and the look's colours exactly,
-    the rest (antialiased edges, faded boxes) by median cut over a few frames."""
+def gif_palette(frames, background="white"):
+    """One palette for every frame, so colours do not flicker: the background, white and the look's colours
+    exactly, the rest (antialiased edges, faded boxes) by median cut over a few frames."""
     from matplotlib.colors import to_rgb
     from PIL import Image
 
-    exact = ["white", INK, GREY, DIM, LIGHT_GREY, *PALETTE.values(), *TINT.values()]
+    exact = [background, "white", INK, GREY, DIM, LIGHT_GREY, *PALETTE.values(), *TINT.values()]
     exact = list(dict.fromkeys(tuple(round(255 * c) for c in to_rgb(x)) for x in exact))
     sample = np.concatenate([f[::2, ::2] for f in frames], axis=0)
     rest = Image.fromarray(sample).quantize(256 - len(exact), method=Image.Quantize.MEDIANCUT,
@@ -67,7 +67,7 @@ def gif_palette(frames):
 def _write_gif(r: FrameRenderer, n: int, path: str, fps: float):
     from PIL import Image
 
-    palette = gif_palette([r.render(i) for i in sorted({0, n // 2, n - 1})])
+    palette = gif_palette([r.render(i) for i in sorted({0, n // 2, n - 1})], r.fig.get_facecolor())
     frames = [Image.fromarray(r.render(i)).quantize(palette=palette, dither=Image.Dither.NONE) for i in range(n)]
     frames[0].save(path, save_all=True, append_images=frames[1:], duration=round(1000.0 / fps), loop=0)
 
