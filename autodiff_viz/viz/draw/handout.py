@@ -31,7 +31,7 @@ PAPER = {"a4": (8.27, 11.69), "letter": (8.5, 11.0)}  # portrait, inches
 GRIDS = {1: (1, 1), 2: (2, 1), 3: (3, 1), 4: (2, 2), 6: (3, 2)}  # steps a page: rows, columns
 RASTER_DPI = 200       # the graph's picture: sharp when printed
 MARGIN, GAP = 0.5, 0.25  # inches: around the page, between steps
-GRAPH_SHARE = 0.55     # of a step's height, at most, for the graph
+GRAPH_SHARE = 0.4      # of a step's height, at least, for the graph (the text takes what it needs of the rest)
 GROW = 1.3             # the graph at most this much larger than in a frame (a page's one step)
 TEXT_PT, MIN_PT, LEADING = 10.0, 5.0, 1.3  # the step's text: its largest and smallest size, line pitch
 MONO_EM = 0.61         # a monospace cell's width, in ems (DejaVu Sans Mono)
@@ -59,25 +59,45 @@ def save_handout(data: dict, path: str, per_page: int = 1, paper: str = "a4", ba
     import matplotlib.pyplot as plt
     from matplotlib.backends.backend_pdf import PdfPages
 
-    rows, cols, size = check(per_page, paper)
-    states = list(_story.states(data))
+    check(per_page, paper)
     r = FrameRenderer(data, dpi=RASTER_DPI, background=background)
     try:
         with matplotlib.rc_context({"pdf.fonttype": 42}), PdfPages(path) as pdf:
             meta = pdf.infodict()
             meta["Title"] = _labels.clean(data["title"])
             meta["Subject"] = "A step-by-step handout of automatic differentiation"
-            book = pages(len(states), per_page)
-            for number, steps in enumerate(book, 1):
-                fig = plt.figure(figsize=size, dpi=72, facecolor=background)
+            for k in range(len(pages(len(data["steps"]), per_page))):
+                fig = _page_figure(r, k, per_page, paper, background)
                 try:
-                    _page(fig, r, data, states, steps, rows, cols, f"page {number} / {len(book)}")
                     pdf.savefig(fig, facecolor=background)
                 finally:
                     plt.close(fig)
     finally:
         plt.close(r.fig)
     return path
+
+
+def page_figure(data: dict, page: int, per_page: int = 1, paper: str = "a4", background: str = "white"):
+    """Page ``page`` (from 0) of the handout as a matplotlib figure, to look at or save as a picture."""
+    import matplotlib.pyplot as plt
+
+    check(per_page, paper)
+    r = FrameRenderer(data, dpi=RASTER_DPI, background=background)
+    try:
+        return _page_figure(r, page, per_page, paper, background)
+    finally:
+        plt.close(r.fig)
+
+
+def _page_figure(r: FrameRenderer, page: int, per_page: int, paper: str, background: str):
+    import matplotlib.pyplot as plt
+
+    rows, cols, size = check(per_page, paper)
+    states = list(_story.states(r.data))
+    book = pages(len(states), per_page)
+    fig = plt.figure(figsize=size, dpi=72, facecolor=background)
+    _page(fig, r, r.data, states, book[page], rows, cols, f"page {page + 1} / {len(book)}")
+    return fig
 
 
 def _page(fig, r, data, states, steps, rows, cols, folio):
