@@ -220,3 +220,19 @@ def test_greyscale_tells_the_target_from_an_op(tmp_path):
     assert anim.node("Add")["role"] == "target" and anim.node("Mul")["role"] != "target"
     assert target[0] >= op[0] + 2  # a wider border
     assert target[1] <= 160      # dark enough to print
+
+
+def test_names_are_printed_as_typed(tmp_path):
+    """A name that looks like mathtext or markup is printed as typed, never parsed."""
+    anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0, names=["$\\alpha$", "<b>&"], linked=False)
+    path = anim.save(tmp_path / "steps.pdf", per_page=6)
+    text = " ".join(page_texts(tmp_path / "steps.pdf")[0].split())
+    assert "$\\alpha$" in text and "<b>&" in text
+    assert page_count(open(path, "rb").read()) == math.ceil(len(anim) / 6)
+
+
+@pytest.mark.parametrize("name, kwargs", [("per_page", {"per_page": 2}), ("paper", {"paper": "letter"}),
+                                          ("background", {"background": "black"})])
+def test_options_for_other_files_are_refused(tmp_path, name, kwargs):
+    with pytest.raises(ValueError, match=f"Animation.save: {name}=.* is for .*pdf files, not .html"):
+        _anim().save(tmp_path / "steps.html", **kwargs)

@@ -145,12 +145,15 @@ def test_each_executed_output_carries_a_png(executed):
         assert max(_image(png).shape[:2]) <= max(_png.MAX_PX, 16 * 96)
 
 
-def test_nbconvert_html_carries_the_animation_png(executed):
+def test_nbconvert_html_carries_the_widgets_pngs(executed):
+    """nbconvert's HTML takes text/html; the animation's and the explorer's show their PNG until their script
+    runs (a graph's HTML holds its SVG, which its script makes clickable)."""
     from nbconvert import HTMLExporter
 
     body, _ = HTMLExporter().from_notebook_node(executed)
-    anim_png = base64.b64encode(_pngs(executed)[0]).decode("ascii")
-    assert f'src="data:image/png;base64,{anim_png}"' in body  # the picture before (or without) the script
+    pngs = _pngs(executed)
+    for png in (pngs[0], pngs[2]):
+        assert f'src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}"' in body
 
 
 def test_nbconvert_latex_takes_every_png(executed):

@@ -134,6 +134,8 @@ class Animation:
         ext = os.path.splitext(path)[1].lower()
         if ext == ".pdf":
             return _save_handout(self.data, path, background, per_page, paper)
+        _not_for(ext, background=(background, "white", (".gif", ".mp4", ".pdf")),
+                 per_page=(per_page, 1, (".pdf",)), paper=(paper, "a4", (".pdf",)))
         if ext in (".html", ".htm"):
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.to_html())
@@ -147,6 +149,13 @@ class Animation:
                 fh.write(self.to_json())
             return path
         raise ValueError(f"Animation.save: unknown file type {ext!r} (use .html, .gif, .mp4, .pdf or .json)")
+
+
+def _not_for(ext: str, **options):
+    """A ``ValueError`` for an option given (``name=(value, default, the types it is for)``) that ``ext`` ignores."""
+    for name, (value, default, exts) in options.items():
+        if ext not in exts and value != default:
+            raise ValueError(f"Animation.save: {name}={value!r} is for {', '.join(exts)} files, not {ext or 'no extension'}")
 
 
 def _export_background(background, fmt: str):
