@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..model import story as _story
 from ..text import labels as _labels
 from . import key as K
@@ -171,10 +173,15 @@ def _text_size(text: list, width_pt: float, height_pt: float) -> float:
 
 
 def _graph_picture(r: FrameRenderer, i: int):
-    """The frame of step ``i``, cut to its graph (and the overview of a large one), as an RGB array."""
+    """The frame of step ``i``, cut to its graph (and the overview of a large one), as an RGB array.
+
+    Drawn whole (not composed from sprites, as a movie's frames are): a handout's few pictures are
+    worth the time, and its pages may come in any order."""
     from matplotlib.transforms import Bbox
 
-    frame = r.render(i)
+    r.draw(i)  # the figure itself, as ``Animation.frame`` draws it
+    r.fig.canvas.draw()
+    frame = np.asarray(r.fig.canvas.buffer_rgba())[..., :3]
     axes = [r.ax] + ([r.overview.axes] if r.overview is not None else [])
     bb = Bbox.union([a.get_window_extent() for a in axes])
     x0, x1 = max(0, math.floor(bb.x0)), min(r.width, math.ceil(bb.x1))
