@@ -116,11 +116,13 @@ def _page(fig, r, data, states, steps, rows, cols, folio):
     cell_w = (W - 2 * m - gap * (cols - 1)) / cols
     cell_h = (H - top - bottom - gap * (rows - 1)) / rows
     texts = [_text_lines(states[i], i, len(states), cell_w) for i in steps]
-    text_pt = min(_text_size(t, cell_w, cell_h * (1 - GRAPH_SHARE)) for t in texts)  # one size on a page
+    # one text size and one graph height on a page: the room the longest text leaves
+    text_pt = min(_text_size(t, cell_w, cell_h * (1 - GRAPH_SHARE)) for t in texts)
+    graph_h = cell_h - max(sum(1 + before for _, _, before in t) for t in texts) * text_pt * LEADING - 6
     for k, (i, text) in enumerate(zip(steps, texts)):
         row, col = divmod(k, cols)
         x, y = m + col * (cell_w + gap), top + row * (cell_h + gap)
-        _step(fig, r, i, text, text_pt, (x, y, cell_w, cell_h), (W, H))
+        _step(fig, r, i, text, text_pt, (x, y, cell_w, graph_h), (W, H))
 
 
 def _text_lines(st, i: int, n: int, width_pt: float) -> list:
@@ -132,13 +134,12 @@ def _text_lines(st, i: int, n: int, width_pt: float) -> list:
 
 
 def _step(fig, r, i, text, text_pt, box, page):
-    """Step ``i`` in the box ``(x, y, w, h)`` (points from the page's top-left): the graph, then its text."""
+    """Step ``i``: its graph in the box ``(x, y, w, h)`` (points from the page's top-left), its text below."""
     x, y, w, h = box
     W, H = page
     picture = _graph_picture(r, i)
     ph, pw = picture.shape[:2]
-    text_h = sum(1 + before for _, _, before in text) * text_pt * LEADING
-    gw = min(w, (h - text_h - 6) * pw / ph, GROW * pw * 72.0 / RASTER_DPI)
+    gw = min(w, h * pw / ph, GROW * pw * 72.0 / RASTER_DPI)
     gh = gw * ph / pw
     ax = fig.add_axes([x / W, 1 - (y + gh) / H, gw / W, gh / H])
     ax.imshow(picture, interpolation="antialiased")
