@@ -87,10 +87,13 @@ class Animation:
 
     def to_html(self, standalone: bool = True) -> str:
         """Self-contained HTML (inline script and styles, no network), playable with no kernel."""
+        return self._html(standalone)
+
+    def _html(self, standalone: bool, fallback_png: str | None = None) -> str:
         from .draw.html import widget_html
 
         return widget_html("animate", self.data, title=self.data["title"], standalone=standalone,
-                           alt=self._alt_text())
+                           alt=self._alt_text(), fallback_png=fallback_png)
 
     def _alt_text(self) -> str:
         steps = self.data["steps"]
@@ -101,22 +104,26 @@ class Animation:
     def _repr_mimebundle_(self, include=None, exclude=None):
         from .draw.widget import mimebundle
 
-        return mimebundle("animate", self.data, self.to_html(standalone=False), repr(self))
+        return mimebundle("animate", self.data, lambda png: self._html(False, png), repr(self), exclude)
 
-    def frame(self, i: int, path=None, dpi=100, fit: str = "auto"):
+    def frame(self, i: int, path=None, dpi=100, fit: str = "auto", background="white"):
         """Draw step ``i`` with matplotlib; returns the figure (saved to ``path`` if given: ``.png``, ``.svg``).
-        ``fit``: as for :meth:`save`."""
+
+        ``fit``: as for :meth:`save`; ``background``: a colour (default white), or ``None`` for a
+        transparent PNG.
+        """
         from .draw.frames import FrameRenderer
 
         save_options(self, dpi=dpi, fit=fit, who="Animation.frame")
-        r = FrameRenderer(self.data, dpi=dpi, fit=fit)
+        fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() if path is not None else "png"
+        r = FrameRenderer(self.data, dpi=dpi, fit=fit, background=_export_background(background, fmt))
         r.draw(i)
         if path is not None:
             r.fig.savefig(path, dpi=dpi)
         return r.fig
 
     def save_steps(self, folder, frames=None, format: str = "png", dpi: int = 100,
-                   fit: str = "auto") -> list:
+                   fit: str = "auto", background="white") -> list:
         """Write steps as pictures into ``folder`` (which must exist): ``step-03.png`` for step 3 (numbered
         from 1, as the frames' counter says); ``frames``: step numbers from 0 as for :meth:`save` (default
         all); ``format``: ``"png"`` or ``"svg"``.  Returns the paths written.
@@ -140,7 +147,7 @@ class Animation:
         options = save_options(self, dpi=dpi, fit=fit, frames=frames, who="Animation.save_steps")
         steps = options["frames"] if frames is not None else range(len(self))
         digits = len(str(len(self)))
-        r = FrameRenderer(self.data, dpi=dpi, fit=fit)
+        r = FrameRenderer(self.data, dpi=dpi, fit=fit, background=_export_background(background, format))
         paths = []
         try:
             for i in steps:
@@ -153,21 +160,32 @@ class Animation:
         return paths
 
     def save(self, path, fps: float = 1.0, dpi: int = 100, fit: str = "auto", size=None, frames=None,
-             style: str = "default") -> str:
-        """Write ``.html`` (self-contained player), ``.gif`` (one frame per step) or ``.mp4``.
+             style: str = "default", *, background="white", per_page: int = 1, paper: str = "a4") -> str:
+        """Write ``.html`` (self-contained player), ``.gif`` (one frame per step), ``.mp4``, or ``.pdf``: a
+        handout with ``per_page`` steps (1, 2, 3, 4 or 6) on each ``paper`` page (``"a4"`` or ``"letter"``).
 
         For ``.gif``/``.mp4``: ``fit="graph"`` draws the whole graph on every
         frame (the current node highlighted), ``fit="follow"`` a window at
         readable text size that follows the current node (the last frame
         shows the target), and ``"auto"`` the whole graph when its text is
         readable at the size asked, else the window.  ``size=(width,
-        height)`` in pixels: each frame scaled to fit, centred on white.
-        ``frames``: the step numbers to show (``[0, 3, 5]``; negative counts
-        from the end), default all.  ``style="slide"``: 16:9 frames
-        (``size`` defaults to :data:`SLIDE_SIZE`).
+        height)`` in pixels: each frame scaled to fit, centred on the
+        background.  ``frames``: the step numbers to show (``[0, 3, 5]``;
+        negative counts from the end), default all.  ``style="slide"``: 16:9
+        frames (``size`` defaults to :data:`SLIDE_SIZE`).  ``background`` is
+        the colour of the GIF, MP4 and PDF (default white).
+
+        >>> import autodiff_viz as ad, tempfile, os
+        >>> anim = ad.viz.animate(lambda x: x * x, 3.0, linked=False)
+        >>> anim.save(os.path.join(tempfile.mkdtemp(), "steps.pdf"), per_page=4).endswith("steps.pdf")
+        True
         """
         path = os.fspath(path)
         ext = os.path.splitext(path)[1].lower()
+        if ext == ".pdf":
+            return _save_handout(self.data, path, background, per_page, paper)
+        _not_for(ext, background=(background, "white", (".gif", ".mp4", ".pdf")),
+                 per_page=(per_page, 1, (".pdf",)), paper=(paper, "a4", (".pdf",)))
         options = save_options(self, fps=fps, dpi=dpi, fit=fit, size=size, frames=frames, style=style)
         if ext in (".html", ".htm"):
             with open(path, "w", encoding="utf-8") as fh:
@@ -176,12 +194,35 @@ class Animation:
         if ext in (".gif", ".mp4"):
             from .draw.movie import save_movie
 
-            return save_movie(self.data, path, **options)
+            return save_movie(self.data, path, **options, background=_export_background(background, ext[1:]))
         if ext == ".json":
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.to_json())
             return path
-        raise ValueError(f"Animation.save: unknown file type {ext!r} (use .html, .gif, .mp4 or .json)")
+        raise ValueError(f"Animation.save: unknown file type {ext!r} (use .html, .gif, .mp4, .pdf or .json)")
+
+
+def _not_for(ext: str, **options):
+    """A ``ValueError`` for an option given (``name=(value, default, the types it is for)``) that ``ext`` ignores."""
+    for name, (value, default, exts) in options.items():
+        if ext not in exts and value != default:
+            raise ValueError(f"Animation.save: {name}={value!r} is for {', '.join(exts)} files, not {ext or 'no extension'}")
+
+
+def _export_background(background, fmt: str):
+    """An animation's export ``background`` checked for the format ``fmt``: only a PNG frame may be transparent."""
+    from .draw.background import background as check
+
+    return check(background, "Animation.save", fmt, transparent=("png",))
+
+
+def _save_handout(data: dict, path: str, background, per_page: int, paper: str) -> str:
+    """The PDF handout (:mod:`.draw.handout`), its arguments checked before any drawing."""
+    from .draw import handout
+
+    colour = _export_background(background, "pdf")
+    handout.check(per_page, paper)
+    return handout.save_handout(data, path, per_page=per_page, paper=paper, background=colour)
 
 
 SLIDE_SIZE = (1280, 720)  # pixels: a 16:9 frame, the size of a slide at 100%

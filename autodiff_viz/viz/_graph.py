@@ -13,6 +13,9 @@ Rendering choices:
   picture (its first and last ops drawn, the middle one box, a note under it);
   a graph past the budget otherwise (one value feeding ops far apart) raises
   ``LayoutBudgetExceeded`` at once, saying what to draw instead.
+- Inline, a graph carries a small PNG beside its SVG (``PNG_ARGS``), drawn only
+  when a notebook asks for the picture: GitHub's notebook preview and some
+  converters show PNG outputs but not SVG ones.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import re
 
 from .draw import dot as _dot
 from .draw import look as _look
+from .draw.background import DEFAULT as _WHITE, background as _background
 from .model import alt as _alt
 from .model import build as _build
 from .model import fold as _fold
@@ -42,6 +46,10 @@ FOLD_NOTE = ("This graph has {total:,} boxes and {edges:,} edges, more than Grap
              "({max_nodes:,} boxes, {max_edges:,} edges): the {{folded:,}} boxes in the middle are folded into "
              "one. To see them, draw less: collapse=True folds name scopes (and Modules) into one box each; "
              "target= and sources= keep only the path between them.")
+
+
+# The inline PNG: 96 dpi, at most 12 by 16 inches (1152 by 1536 pixels); a larger graph is scaled down.
+PNG_ARGS = ("-Gdpi=96", "-Gsize=12,16")
 
 
 def render(source: str, fmt: str = "svg", dpi: int = 110, **limits) -> bytes:
@@ -111,8 +119,19 @@ class Graph:
         except (GraphvizNotFound, LayoutBudgetExceeded) as e:  # the text says why and what to do
             bundle["text/plain"] = f"{self!r}\n{e}"
             return bundle
+        if "image/png" not in (exclude or ()):
+            png = self._inline_png()
+            if png is not None:
+                bundle["image/png"] = png
         bundle["text/html"] = self.inspect().to_html(standalone=False)
         return bundle
+
+    def _inline_png(self) -> bytes | None:
+        """The small PNG shown where SVG is not (``PNG_ARGS``); ``None`` without Graphviz's ``dot`` program."""
+        try:
+            return run_dot(self.source, "png", args=PNG_ARGS, dot=_dot_binary())
+        except (GraphvizNotFound, LayoutBudgetExceeded, GraphvizFailed):
+            return None
 
     def inspect(self):
         """The graph to click on: a node shows its full value, each gradient with its call, its rule with
@@ -152,17 +171,48 @@ class Graph:
         options = dict(self._options, **({"mark_legend": legend} if legend else {}))
         return draw(model, **options)
 
-    def save(self, path, format: str | None = None) -> pathlib.Path:
-        """Write ``.svg``, ``.png``, ``.pdf`` (by extension or ``format``) or ``.dot``/``.gv`` (DOT text)."""
+    def save(self, path, format: str | None = None, background=_WHITE) -> pathlib.Path:
+        """Write ``.svg``, ``.png``, ``.pdf`` (by extension or ``format``) or ``.dot``/``.gv`` (DOT text).
+
+        ``background``: a colour (default white), or ``None`` (``"transparent"``) for no background.
+
+        >>> import autodiff_viz as ad, tempfile, pathlib
+        >>> x = ad.Variable(3.0, name="x")
+        >>> with ad.GradientTape() as t:
+        ...     y = x * x
+        >>> path = ad.viz.graph(t).save(pathlib.Path(tempfile.mkdtemp()) / "g.dot", background="#1e1e1e")
+        >>> 'bgcolor="#1e1e1e"' in path.read_text()
+        True
+        """
         path = pathlib.Path(path)
         fmt = (format or path.suffix.lstrip(".")).lower()
-        if fmt in ("dot", "gv"):
-            path.write_text(self.source, encoding="utf-8")
-        elif fmt in ("svg", "png", "pdf"):
-            path.write_bytes(self.pipe(fmt))
-        else:
+        if fmt not in ("dot", "gv", "svg", "png", "pdf"):
             raise ValueError(f"cannot tell the format of {str(path)!r}: use a .svg, .png, .pdf or .dot name")
+        colour = _background(background, "Graph.save", "svg" if fmt in ("dot", "gv") else fmt)
+        if colour == _background(_WHITE, "Graph.save", fmt):  # as drawn
+            source, data = self.source, (None if fmt in ("dot", "gv") else self.pipe(fmt))
+        else:
+            source = with_background(self.source, colour)
+            data = None if fmt in ("dot", "gv") else render(source, fmt)
+            if fmt == "svg":
+                data = fit_width(data.decode("utf-8")).encode("utf-8")
+        if data is None:
+            path.write_text(source, encoding="utf-8")
+        else:
+            path.write_bytes(data)
         return path
+
+
+def with_background(source: str, colour: str | None) -> str:
+    r"""DOT text ``source`` with the background ``colour`` (``#rrggbb``), or none (``None``).
+
+    Set after everything else, so it is the root graph's and no cluster takes it up.
+
+    >>> with_background('digraph g {\n  a;\n}\n', None)
+    'digraph g {\n  a;\n  bgcolor="transparent";\n}\n'
+    """
+    end = source.rstrip().rfind("}")
+    return f'{source[:end]}  bgcolor="{colour or "transparent"}";\n{source[end:]}'
 
 
 def fit_width(svg: str) -> str:

@@ -6,6 +6,7 @@
 - ``frames``, ``key``, ``panel``, ``camera``, ``sprites``, ``movie``: an animation's matplotlib frames,
   a box's look at a step and the colour key, the side panel, the window onto a large graph, fast
   frames from sprites, the GIF/MP4 writers;
-- ``still``, ``html``, ``widget``, ``static/``: still SVG pictures, self-contained HTML, the Jupyter
-  widget and its JavaScript and CSS.
+- ``handout``, ``background``: the printable PDF of an animation's steps, an export's background;
+- ``still``, ``png``, ``html``, ``widget``, ``static/``: still SVG and PNG pictures, self-contained HTML,
+  the Jupyter widget and its JavaScript and CSS.
 """

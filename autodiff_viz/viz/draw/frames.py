@@ -63,9 +63,10 @@ class FrameRenderer:
 
     ``width`` and ``height`` are the frame's size in pixels (even, as video needs), ``k`` the
     points of text per layout unit, ``key`` the colour key's entries as ``(look, label)``.
+    ``background`` is the figure's colour, ``None`` for none (a transparent PNG from ``fig.savefig``).
     """
 
-    def __init__(self, data: dict, dpi: int = 100, fit: str = "auto"):
+    def __init__(self, data: dict, dpi: int = 100, fit: str = "auto", background: str | None = "white"):
         import matplotlib.pyplot as plt
 
         if fit not in FITS:
@@ -75,7 +76,7 @@ class FrameRenderer:
         self._cursor = None
         self._compositor = Compositor(self)
         self._cam_now = None
-        self.fig = plt.figure(figsize=(8, 6), dpi=dpi)
+        self.fig = plt.figure(figsize=(8, 6), dpi=dpi, facecolor=background or "none")
         self._renderer = self.fig.canvas.get_renderer()
         px = dpi / 72.0  # pixels per point
         self._px = px

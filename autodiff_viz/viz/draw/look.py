@@ -95,7 +95,7 @@ LOOKS = {
     "backward_pass": Look("backward pass", "backward pass recorded by an outer tape", TINT["orange"], _O, 1.5, True),
     # what a player's step shows
     "forward": Look("forward", "op running (forward)", TINT["orange"], _O, 4.8, False),
-    "backward": Look("backward", "rule running (backward)", TINT["vermillion"], _V, 4.8, False),
+    "backward": Look("backward", "rule running (backward)", TINT["vermillion"], _V, 4.8, True),  # dashed, as its edges
     # a border (the box keeps its fill), dashed: told from the target's thick solid border without colour
     "received": Look("received", "just received a gradient", WHITE, _S, 3.9, True),
     "pending": Look("pending", "not computed yet", WHITE, INK, 1.3, True, cue="faded"),

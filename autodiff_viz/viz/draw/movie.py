@@ -44,13 +44,13 @@ def ffmpeg_path() -> str | None:
         return shutil.which("ffmpeg")
 
 
-def gif_palette(frames):
-    """One palette for every frame, so colours do not flicker: white and the look's colours exactly,
-    the rest (antialiased edges, faded boxes) by median cut over a few frames."""
+def gif_palette(frames, background="white"):
+    """One palette for every frame, so colours do not flicker: the background, white and the look's colours
+    exactly, the rest (antialiased edges, faded boxes) by median cut over a few frames."""
     from matplotlib.colors import to_rgb
     from PIL import Image
 
-    exact = ["white", INK, GREY, DIM, LIGHT_GREY, *PALETTE.values(), *TINT.values()]
+    exact = [background, "white", INK, GREY, DIM, LIGHT_GREY, *PALETTE.values(), *TINT.values()]
     exact = list(dict.fromkeys(tuple(round(255 * c) for c in to_rgb(x)) for x in exact))
     sample = np.concatenate([f[::2, ::2] for f in frames], axis=0)
     rest = Image.fromarray(sample).quantize(256 - len(exact), method=Image.Quantize.MEDIANCUT,
@@ -64,9 +64,9 @@ def gif_palette(frames):
     return palette
 
 
-def sized(frame: np.ndarray, size) -> np.ndarray:
-    """``frame`` scaled to fit ``size`` (width, height in pixels) keeping its shape, centred on white;
-    ``size=None`` leaves it as it is.
+def sized(frame: np.ndarray, size, background="white") -> np.ndarray:
+    """``frame`` scaled to fit ``size`` (width, height in pixels) keeping its shape, centred on
+    ``background``; ``size=None`` leaves it as it is.
 
     >>> sized(np.zeros((10, 20, 3), np.uint8), (40, 40)).shape
     (40, 40, 3)
@@ -79,7 +79,9 @@ def sized(frame: np.ndarray, size) -> np.ndarray:
     scale = min(w / fw, h / fh)
     inner = Image.fromarray(frame).resize((max(1, round(fw * scale)), max(1, round(fh * scale))),
                                           Image.Resampling.LANCZOS)
-    canvas = Image.new("RGB", (w, h), "white")
+    from matplotlib.colors import to_rgb
+
+    canvas = Image.new("RGB", (w, h), tuple(round(255 * c) for c in to_rgb(background)))
     canvas.paste(inner, ((w - inner.width) // 2, (h - inner.height) // 2))
     return np.asarray(canvas)
 
@@ -95,13 +97,18 @@ class _Frames:
         return len(self.steps)
 
     def render(self, k: int) -> np.ndarray:
-        return sized(self.r.render(self.steps[k]), self.size)
+        return sized(self.r.render(self.steps[k]), self.size, self.background)
+
+    @property
+    def background(self):
+        """The renderer's background, as matplotlib gives it (RGBA from 0 to 1)."""
+        return self.r.fig.get_facecolor()
 
 
 def _write_gif(r, n: int, path: str, fps: float):
     from PIL import Image
 
-    palette = gif_palette([r.render(i) for i in sorted({0, n // 2, n - 1})])
+    palette = gif_palette([r.render(i) for i in sorted({0, n // 2, n - 1})], r.background)
     frames = [Image.fromarray(r.render(i)).quantize(palette=palette, dither=Image.Dither.NONE) for i in range(n)]
     frames[0].save(path, save_all=True, append_images=frames[1:], duration=round(1000.0 / fps), loop=0)
 
@@ -136,23 +143,23 @@ def _write_mp4(r, n: int, path: str, fps: float, exe: str):
         raise RuntimeError(f"ffmpeg failed writing {path}: {err.decode(errors='replace').strip()[-500:]}")
 
 
-def renderer(data: dict, dpi: int, fit: str, size) -> FrameRenderer:
+def renderer(data: dict, dpi: int, fit: str, size, background="white") -> FrameRenderer:
     """The frames' renderer; ``fit="auto"`` with a ``size``: the whole graph when its text, scaled down
     to that size, stays readable (:data:`.frames.K_MIN` points a layout unit), else the window."""
-    r = FrameRenderer(data, dpi=dpi, fit="graph" if fit == "auto" and size is not None else fit)
+    r = FrameRenderer(data, dpi=dpi, fit="graph" if fit == "auto" and size is not None else fit, background=background)
     if fit == "auto" and size is not None and r.k * min(1.0, size[0] / r.width, size[1] / r.height) < K_MIN:
         import matplotlib.pyplot as plt
 
         plt.close(r.fig)
-        r = FrameRenderer(data, dpi=dpi, fit="follow")
+        r = FrameRenderer(data, dpi=dpi, fit="follow", background=background)
     return r
 
 
 def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100, fit: str = "auto", size=None,
-               frames=None) -> str:
+               frames=None, background: str = "white") -> str:
     """One frame per step of the storyboard ``data`` (or per step in ``frames``): ``.gif`` with Pillow,
-    ``.mp4`` with ffmpeg.  ``fit``: see :class:`.frames.FrameRenderer`; ``size``: ``(width, height)``
-    pixels (even, for video), each frame scaled to fit and centred on white."""
+    ``.mp4`` with ffmpeg, on ``background``.  ``fit``: see :class:`.frames.FrameRenderer`; ``size``:
+    ``(width, height)`` pixels (even, for video), each frame scaled to fit and centred on the background."""
     import matplotlib.pyplot as plt
 
     ext = os.path.splitext(path)[1].lower()
@@ -162,7 +169,7 @@ def save_movie(data: dict, path: str, fps: float = 1.0, dpi: int = 100, fit: str
         if not exe:
             raise RuntimeError("saving .mp4 needs ffmpeg: pip install imageio-ffmpeg (it ships one), or install "
                                "ffmpeg with your system's package manager; .gif and .html need neither")
-    r = renderer(data, dpi, fit, size)
+    r = renderer(data, dpi, fit, size, background)
     shown = _Frames(r, range(len(data["steps"])) if frames is None else frames, size)
     try:
         if ext == ".mp4":

@@ -11,12 +11,14 @@ HTML page from :mod:`._html`.
 """
 from __future__ import annotations
 
+import base64
 import functools
 import pathlib
 
 from ..model import alt as _alt
 from ..text import numbers as _numbers
 from . import look as _look
+from . import png as _png
 from . import still as _still
 
 STATIC = pathlib.Path(__file__).with_name("static")
@@ -81,22 +83,32 @@ def _in_kernel() -> bool:
     return ip is not None and getattr(ip, "kernel", None) is not None
 
 
-def mimebundle(kind: str, data: dict, html: str, text: str) -> dict:
+def mimebundle(kind: str, data: dict, html, text: str, exclude=()) -> dict:
     """The widget view where a kernel is running, always with the HTML player and a still picture beside it.
 
     Front ends that render widgets pick the widget (JupyterLab ranks it first);
     exported HTML without widget state and VS Code reopening a saved notebook
     pick the self-contained HTML; whatever shows neither widgets nor scripts
-    has the still (``image/svg+xml``, also inside the HTML until its script runs).
+    has the still: ``image/svg+xml``, and ``image/png`` (:mod:`.png`) for
+    viewers that show no SVG output, such as GitHub's notebook preview.
+    ``html`` is the HTML fragment, or a function of the PNG (base64, or
+    ``None``) that makes it with the PNG as the picture shown until its
+    script runs, so a viewer that keeps the HTML but drops SVG images still
+    shows one.  A type in ``exclude`` is not drawn.
 
     >>> import autodiff_viz as ad
     >>> sorted(ad.viz.animate(lambda x: x * x, 3.0, linked=False)._repr_mimebundle_())
-    ['image/svg+xml', 'text/html', 'text/plain']
+    ['image/png', 'image/svg+xml', 'text/html', 'text/plain']
     """
+    png = None if "image/png" in (exclude or ()) else _png.still_png(kind, data)
+    if callable(html):
+        html = html(None if png is None else base64.b64encode(png).decode("ascii"))
     bundle = {"text/plain": text, "text/html": html}
     picture = _still.still(kind, data)
     if picture is not None:
         bundle["image/svg+xml"] = picture
+    if png is not None:
+        bundle["image/png"] = png
     if _in_kernel():
         try:
             w = make_widget(kind, data)

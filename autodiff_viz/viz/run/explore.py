@@ -134,17 +134,17 @@ class Explorer:
 
         return make_widget("explore", self.data)
 
-    def to_html(self, standalone: bool = True) -> str:
+    def to_html(self, standalone: bool = True, fallback_png: str | None = None) -> str:
         from ..draw.html import widget_html
 
         what = "tangent line of" if self.data["mode"] == "1d" else "contours, gradients and descent paths of"
         return widget_html("explore", self.data, title=f"explore {self.data['name']}", standalone=standalone,
-                           alt=f"Interactive plot: {what} {self.data['name']}")
+                           alt=f"Interactive plot: {what} {self.data['name']}", fallback_png=fallback_png)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         from ..draw.widget import mimebundle
 
-        return mimebundle("explore", self.data, self.to_html(standalone=False), repr(self))
+        return mimebundle("explore", self.data, lambda png: self.to_html(False, png), repr(self), exclude)
 
     def save(self, path) -> str:
         import os
