@@ -596,8 +596,6 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
     (``custom_gradient``).
     """
     try:  # (reading the inputs' values is the check that they are tensors: a clear error, no extra work)
-        if type(inputs) is not tuple and not isinstance(inputs, (tuple, list)):
-            raise TypeError  # a tensor indexes too: its rows would be taken for the inputs
         first = inputs[0]._value
         xp = _NAMESPACES.get(type(first)) or _namespace_of(first)
         n = len(inputs)
@@ -628,6 +626,19 @@ def execute(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
     if ACTIVE[0]:
         record(prim, inputs, attrs, out, rule)
     return out
+
+
+def execute_checked(prim, inputs, attrs=_EMPTY, rule=None) -> Tensor:
+    """:func:`execute` for code outside the package (``ad.extend.execute``): ``inputs`` must be a tuple or list.
+
+    A lone tensor indexes too, so :func:`execute` would take its rows for the inputs; the package's own
+    ops always pass a tuple, so only this door pays for the check.
+    """
+    if type(inputs) is not tuple and not isinstance(inputs, (tuple, list)):
+        _check_primitive(prim)
+        raise TypeError(f"{getattr(prim, 'type', prim)}: execute takes a tuple of tensors (ad.extend.as_tensor "
+                        f"converts numbers and arrays), got {type(inputs).__name__} {inputs!r:.80}")
+    return execute(prim, inputs, attrs, rule)
 
 
 def _check_primitive(prim):

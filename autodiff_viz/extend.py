@@ -59,7 +59,7 @@ import contextlib
 from ._context import listen, unlisten
 from ._record import Payloads
 from ._registry import NOT_DIFFERENTIABLE, PRIMITIVES, defop, gradient_override, has_rule, lookup
-from ._tensor import as_tensor, execute, numeric
+from ._tensor import as_tensor, execute_checked as execute, numeric
 from .errors import InvalidArgumentError
 
 __all__ = ["defop", "execute", "as_tensor", "numeric", "lookup", "gradient_override", "has_rule",
