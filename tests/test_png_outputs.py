@@ -79,6 +79,12 @@ def test_a_graph_output_has_a_png_of_bounded_size():
     assert _has_colour(img, colour("target"))
 
 
+def test_the_clickable_graph_carries_the_graphs_png():
+    g = _graph_of_cube()
+    png = g.inspect()._repr_mimebundle_()["image/png"]
+    assert png == g._repr_mimebundle_()["image/png"] and _has_colour(_image(png), colour("target"))
+
+
 def test_the_png_is_drawn_only_for_a_notebook(monkeypatch):
     """``.source``, ``.data``, ``.steps``, ``to_html`` and ``save`` never draw it; only the mimebundle does."""
     def refuse(*a, **k):
@@ -88,15 +94,16 @@ def test_the_png_is_drawn_only_for_a_notebook(monkeypatch):
     monkeypatch.setattr(_graph.Graph, "_inline_png", refuse)
     anim = ad.viz.animate(lambda x: x * x, 3.0, linked=False)
     g = _graph_of_cube()
-    assert anim.data and anim.steps and anim.to_html() and g.source and g.svg()
-    for obj in (anim, g):
+    clickable = g.inspect()
+    assert anim.data and anim.steps and anim.to_html() and g.source and g.svg() and clickable.to_html()
+    for obj in (anim, g, clickable):
         with pytest.raises(AssertionError, match="PNG drawn"):
             obj._repr_mimebundle_()
 
 
 def test_a_png_can_be_left_out():
     anim = ad.viz.animate(lambda x: x * x, 3.0, linked=False)
-    for obj in (anim, _graph_of_cube()):
+    for obj in (anim, _graph_of_cube(), _graph_of_cube().inspect()):
         bundle = obj._repr_mimebundle_(exclude=["image/png"])
         assert "image/png" not in bundle and "image/svg+xml" in bundle
 

@@ -146,7 +146,7 @@ class Graph:
         """
         from ._inspect import Inspection, inspect_data
 
-        return Inspection(inspect_data(self.model, self._title()), self.svg())
+        return Inspection(inspect_data(self.model, self._title()), self.svg(), self._inline_png)
 
     def _title(self) -> str:
         tapes = ", ".join(f"tape {t.title}" for t in self.model.tapes)

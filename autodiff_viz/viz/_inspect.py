@@ -46,9 +46,10 @@ def inspect_data(model, title: str) -> dict:
 class Inspection:
     """A graph to click on: ``to_html()``, ``save("graph.html")``, and inline in Jupyter."""
 
-    def __init__(self, data: dict, svg: str):
+    def __init__(self, data: dict, svg: str, png=None):
         self.data = data
         self.svg = svg
+        self._png = png  # a function giving the PNG beside the SVG (or None), called only when a notebook asks
 
     def __repr__(self):
         return f"<Inspection of a graph: {len(self.data['nodes'])} nodes>"
@@ -72,4 +73,9 @@ class Inspection:
         return path
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": repr(self), "text/html": self.to_html(standalone=False), "image/svg+xml": self.svg}
+        """HTML that clicks, the SVG, and a PNG for viewers that show no SVG output (GitHub's preview)."""
+        bundle = {"text/plain": repr(self), "text/html": self.to_html(standalone=False), "image/svg+xml": self.svg}
+        png = self._png() if self._png is not None and "image/png" not in (exclude or ()) else None
+        if png is not None:
+            bundle["image/png"] = png
+        return bundle
