@@ -210,3 +210,25 @@ def test_a_stuck_ffmpeg_is_stopped_at_its_time_limit(sum_rule, tmp_path, monkeyp
     monkeypatch.setattr(movie, "FFMPEG_FRAME_S", 0.0)
     with pytest.raises(RuntimeError, match=r"ffmpeg took more than 1 s writing .*a\.mp4 \(9 frames\) and was stopped"):
         sum_rule.save(tmp_path / "a.mp4", fps=2.0, dpi=80)  # the message only the watchdog's stop gives
+
+
+def test_a_long_animation_renders_every_frame_when_the_sprite_cache_is_full(monkeypatch):
+    # The cache lets go of the sprites used longest ago; a frame's own sprites were once let go of
+    # while they were still needed (a 30-step loop failed at its 155th frame).
+    from autodiff_viz.viz.draw import sprites
+    from autodiff_viz.viz.draw.frames import FrameRenderer
+
+    monkeypatch.setattr(sprites, "SPRITES", 40)
+
+    def f(x):
+        y = x
+        for _ in range(6):
+            y = ad.sin(y) * x + y
+        return y
+
+    anim = ad.viz.animate(f, 0.5, linked=False)
+    r = FrameRenderer(anim.data, dpi=30)
+    last = None
+    for i in range(len(anim)):
+        last = r.render(i)
+    assert last.shape == (r.height, r.width, 3) and len(r._compositor._sprites) <= 40

@@ -98,9 +98,7 @@ class Compositor:
         return region
 
     def _keep(self, key, sprite):
-        self._sprites[key] = sprite
-        if len(self._sprites) > SPRITES:
-            self._sprites.popitem(last=False)
+        self._sprites[key] = sprite  # (trimmed once the frame that needs it is laid: see frame)
 
     @staticmethod
     def _cut(buf, r0, r1, c0, c1):
@@ -137,11 +135,19 @@ class Compositor:
         fr = self.fr
         renderer, (gx, gy), (ww, wh) = fr._renderer, fr._graph_at, fr.window
         missing = {}
+        kept = self._sprites
         for j in visible:
             for layer in self._layers(j, looks[j]):
-                if layer[0] not in self._sprites:
+                if layer[0] in kept:
+                    kept.move_to_end(layer[0])  # used now: the cache lets go of the longest unused first
+                else:
                     missing.setdefault(j, []).append(layer)
-        lines = [p for p in plan if ("t", p[1], p[2]) not in self._sprites]
+        lines = []
+        for p in plan:
+            if ("t", p[1], p[2]) in kept:
+                kept.move_to_end(("t", p[1], p[2]))
+            else:
+                lines.append(p)
         if not missing and not lines:
             return
         renderer.clear()
@@ -201,6 +207,9 @@ class Compositor:
         for _slot, style, text, x, y in plan:
             rgba, c, r = self._sprites[("t", style, text)]
             _over(out, rgba, c + x, r + y, frame)
+        kept = self._sprites
+        while len(kept) > SPRITES:  # the longest unused first; never one this frame needs, as it is laid
+            kept.popitem(last=False)
         return out
 
 
