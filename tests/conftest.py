@@ -45,3 +45,14 @@ def _session_backend(request):
 def backend_name(request):
     """The backend this run uses ("numpy", "array_api_strict", "cupy")."""
     return request.config.getoption("--backend")
+
+
+@pytest.fixture(autouse=True)
+def _no_open_figures():
+    """Figures a test made (``Animation.frame`` hands its figure to the caller) are closed after it."""
+    yield
+    import sys
+
+    plt = sys.modules.get("matplotlib.pyplot")  # (only where a test loaded it: the engine tests never do)
+    if plt is not None:
+        plt.close("all")
