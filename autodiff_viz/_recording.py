@@ -547,8 +547,17 @@ def from_tape(tape) -> Trace:
     nodes = tape._ops()
     variables = dict(tape._variables)
     produced = {n.out_id for n in nodes}
+    # A variable's value now may not be the one the tape used (assigned since): only a value a
+    # record saved when the op ran is the tape's; else the picture shows none.
+    used: dict = {}
+    for n in nodes:
+        for i, t in zip(n.in_ids, getattr(n, "inputs", None) or ()):
+            if i in variables and t is not None and i not in used:
+                used[i] = t
     for vid, var in sorted(variables.items()):
-        add(Watch, **watch_fields(var, var.trainable and tape._auto))
+        fields = watch_fields(var, var.trainable and tape._auto)
+        fields["value"] = summarize(used[vid]) if vid in used else None
+        add(Watch, **fields)
     for tid in sorted(i for i in tape._live if i not in produced and i not in variables):
         if tid not in variables:
             add(Watch, tensor=tid, value=None)

@@ -653,3 +653,20 @@ def test_legend_text_never_overlaps_its_neighbour_in_chromium(tmp_path):
                 assert not _overlap(a, b, vtol=3.0), (k, s, s2)
             for shape in r["shapes"]:   # a legend box or the remarks box: the text is inside it or clear of it
                 assert _inside(a, shape) or not _overlap(a, shape), (k, s, shape)
+
+
+def test_an_untraced_graph_never_shows_a_variables_later_value():
+    # Without a trace the tape keeps only what its rules need: a variable assigned after the
+    # tape ran must not be drawn with its new value (5.0) as if the tape had used it.
+    x = ad.Variable(2.0, name="x")
+    with ad.GradientTape() as t:
+        y = x * x
+    t.gradient(y, x)
+    x.assign(5.0)
+    assert "5.0" not in ad.viz.graph(t).source   # spent: the value is not known, so none is drawn
+    v = ad.Variable(2.0, name="v")
+    with ad.GradientTape(persistent=True) as tp:
+        v * v
+    v.assign(5.0)
+    src = ad.viz.graph(tp).source
+    assert "= 2.0" in src and "5.0" not in src   # the value Mul saved when it ran
