@@ -114,3 +114,12 @@ def test_a_sequential_built_by_its_first_call_shows_any_batch_size():
     model.summary(print_fn=lines.append)
     # 2*3 + 3 = 9 and 3*1 + 1 = 4 weights.
     assert "(None, 3)" in lines[0] and "(None, 1)" in lines[0] and "Total params: 13 (52.00 B)" in lines[0]
+
+
+@pytest.mark.parametrize("labels", [[1, 5], [1, -1], [1, 3]])
+def test_sparse_crossentropy_of_probabilities_refuses_a_label_outside_the_classes(labels):
+    # Keras on TF runs probabilities through the logits kernel too, which refuses such a label;
+    # before, the bad sample counted as a loss of 0 and the mean was halved.
+    logits = np.array([[1.0, 2.0, 3.0], [1.0, 0.0, -1.0]], np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="outside the valid range of \\[0, 3\\)"):
+        tf.keras.losses.SparseCategoricalCrossentropy()(np.array(labels), tf.nn.softmax(logits))

@@ -107,7 +107,14 @@ class SparseCategoricalCrossentropy(Loss):
         labels = class_indices(y_true, y_pred, "SparseCategoricalCrossentropy")
         if self.from_logits:
             return nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=y_pred)
-        picked = o.one_hot(labels, y_pred.shape[-1], dtype=y_pred.dtype)
+        # As Keras on TF, probabilities go through the same kernel as logits: a label outside the
+        # classes is an error, not a loss of 0 (one_hot would give a row of zeros).
+        n, values = y_pred.shape[-1], labels.numpy()
+        if values.size and (values.min() < 0 or values.max() >= n):
+            bad = values[(values < 0) | (values >= n)].reshape(-1)[0]
+            raise InvalidArgumentError(f"SparseCategoricalCrossentropy: received a label value of {bad} which is "
+                                       f"outside the valid range of [0, {n})")
+        picked = o.one_hot(labels, n, dtype=y_pred.dtype)
         return -o.reduce_sum(picked * _log_probabilities(y_pred, False), axis=-1)
 
 
