@@ -261,3 +261,14 @@ def test_save_steps_writes_the_steps_asked_and_names_what_is_wrong(tmp_path):
         anim.save_steps(tmp_path, frames=[7])
     with pytest.raises(ValueError, match="Animation.frame: fit must be"):
         anim.frame(0, fit="window")
+
+
+def test_the_untraced_tape_note_goes_with_the_tape_notes():
+    x = ad.Variable(3.0, name="x")
+    with ad.GradientTape() as t:
+        y = x * x
+    t.gradient(y, x)
+    said = "recorded without ad.trace()"
+    assert said in ad.viz.graph(t).source
+    for quiet in (ad.viz.graph(t, tape_notes=False), ad.viz.graph(t, style="slide")):
+        assert said not in quiet.source

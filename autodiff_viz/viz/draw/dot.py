@@ -41,6 +41,7 @@ from ..text import labels as L
 from ..text.words import call_name, tape_name
 from . import layout as _layout
 from ..model import graph as M
+from ..model.source import UNTRACED_HINT
 from . import boxes as B
 from . import legend as _legend
 from . import look as _look
@@ -149,9 +150,11 @@ class _Writer:
         rows = []  # (cell's attributes, text): the heading's rows above the legend
         if head:
             rows.append(('align="left" balign="left"', head))
-        if self.m.remarks:
+        # "Recorded without ad.trace()" is a note about the tape: it goes with the others (tape_notes).
+        said = [r for r in self.m.remarks if self.tape_notes or r != UNTRACED_HINT]
+        if said:
             # A long remark wraps (a hint cut mid-sentence loses its instruction); a long word is shortened.
-            remarks = [esc(line, L.TITLE_LIMIT, "end") for r in self.m.remarks
+            remarks = [esc(line, L.TITLE_LIMIT, "end") for r in said
                        for line in L.lines(L.shorten_words(r, L.LINE_LIMIT), 90, max_lines=4, wrap=True)]
             text = LEFT.join(_within(remarks, REMARKS_BUDGET, lambda k: f"… ({k} more lines)"))
             tone = VERMILLION if any(n.broken for n in m.nodes) else GREY
