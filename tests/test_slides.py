@@ -272,3 +272,9 @@ def test_the_untraced_tape_note_goes_with_the_tape_notes():
     assert said in ad.viz.graph(t).source
     for quiet in (ad.viz.graph(t, tape_notes=False), ad.viz.graph(t, style="slide")):
         assert said not in quiet.source
+
+
+def test_frame_names_the_step_it_cannot_draw():
+    anim = ad.viz.animate(lambda x: x * x, 2.0, linked=False)
+    with pytest.raises(IndexError, match=r"Animation.frame: i=99 is not a step of this animation: it has 5 steps"):
+        anim.frame(99)

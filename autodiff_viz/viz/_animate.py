@@ -115,6 +115,10 @@ class Animation:
         from .draw.frames import FrameRenderer
 
         save_options(self, dpi=dpi, fit=fit, who="Animation.frame")
+        n = len(self)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not -n <= i < n:
+            raise IndexError(f"Animation.frame: i={_labels.shorten(repr(i))} is not a step of this animation: it has "
+                             f"{n} steps (0 to {n - 1}, or -{n} to -1 from the end)")
         fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() if path is not None else "png"
         r = FrameRenderer(self.data, dpi=dpi, fit=fit, background=_export_background(background, fmt))
         r.draw(i)

@@ -331,7 +331,8 @@ class FrameRenderer:
     def _step(self, i: int) -> int:
         """``i`` as a step number (negative counts from the end, as for a list)."""
         if not -self._steps <= i < self._steps:
-            raise IndexError(f"step {i} of {self._steps}")
+            raise IndexError(f"step {i} is not a step of this animation: it has {self._steps} (0 to {self._steps - 1}, "
+                             f"or -{self._steps} to -1 from the end)")
         return i % self._steps
 
     def _state(self, i: int) -> dict:
