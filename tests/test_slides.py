@@ -278,3 +278,13 @@ def test_frame_names_the_step_it_cannot_draw():
     anim = ad.viz.animate(lambda x: x * x, 2.0, linked=False)
     with pytest.raises(IndexError, match=r"Animation.frame: i=99 is not a step of this animation: it has 5 steps"):
         anim.frame(99)
+
+
+@pytest.mark.parametrize("name, kw", [("a.html", {"size": (640, 360)}), ("a.pdf", {"fps": 2}),
+                                      ("a.json", {"frames": [0]}), ("a.html", {"style": "slide"})])
+def test_save_refuses_options_the_file_type_ignores(tmp_path, name, kw):
+    anim = ad.viz.animate(lambda x: x * x, 2.0, linked=False)
+    option = next(iter(kw))
+    with pytest.raises(ValueError, match=f"Animation.save: {option}=.* is for .gif, .mp4"):
+        anim.save(tmp_path / name, **kw)
+    assert not (tmp_path / name).exists()

@@ -186,10 +186,13 @@ class Animation:
         """
         path = os.fspath(path)
         ext = os.path.splitext(path)[1].lower()
+        movies = (".gif", ".mp4")
+        _not_for(ext, background=(background, "white", (*movies, ".pdf")),
+                 per_page=(per_page, 1, (".pdf",)), paper=(paper, "a4", (".pdf",)), fps=(fps, 1.0, movies),
+                 fit=(fit, "auto", movies), size=(size, None, movies), frames=(frames, None, movies),
+                 style=(style, "default", movies))
         if ext == ".pdf":
             return _save_handout(self.data, path, background, per_page, paper)
-        _not_for(ext, background=(background, "white", (".gif", ".mp4", ".pdf")),
-                 per_page=(per_page, 1, (".pdf",)), paper=(paper, "a4", (".pdf",)))
         options = save_options(self, fps=fps, dpi=dpi, fit=fit, size=size, frames=frames, style=style)
         if ext in (".html", ".htm"):
             with open(path, "w", encoding="utf-8") as fh:
