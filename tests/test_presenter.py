@@ -294,3 +294,15 @@ def test_no_widget_uses_ipywidgets_containers():
              for m in pattern.finditer(p.read_text(encoding="utf-8"))]
     assert found == []
     assert pattern.search("from ipywidgets import HBox, Output") and pattern.search("w = ipywidgets.VBox([a])")
+
+
+def test_a_linked_player_fits_a_narrow_screen(browser, tmp_path):
+    # A phone or a split screen: the linked plot scales down instead of running past the page.
+    path = ad.viz.animate(lambda x: x * x + ad.sin(x), 2.0).save(tmp_path / "linked.html")
+    page = _open(browser, path, width=420, height=800)
+    try:
+        assert page.query_selector("svg.adv-plot") is not None
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= 420
+        assert page.errors == []
+    finally:
+        page.close()
