@@ -578,13 +578,22 @@ def _check_output(out: pathlib.Path, several=False):
         _fail(f"cannot write {out}: the folder {folder} is not writable", 2)
 
 
+def _named_output_is_no_input(args) -> None:
+    """An output named on the command line that is one of the run's inputs is refused first, before its
+    format is read (``-o script.py`` is a script about to be written over, not an unknown format)."""
+    if args.output:
+        _refuse_input(pathlib.Path(args.output), _given_inputs(args))
+
+
 def _graph_command(args) -> int:
+    _named_output_is_no_input(args)
     out, _ = _graph_output(args)
     _check_output(out)
     return _run(args, [out])
 
 
 def _animate_command(args) -> int:
+    _named_output_is_no_input(args)
     if args.steps is not None or args.format is not None:
         _steps_folder(args)  # before the script runs; the pictures' names are checked by the drawing
         return _run(args, [])

@@ -364,7 +364,8 @@ def test_a_script_with_a_syntax_error_gets_its_own_message_only(tmp_path):
 # ---------------------------------------------------------------------------
 # Never writing over an input; one --timeout for the script and its drawing
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("command, name", [("graph", "run.svg"), ("graph", "run.dot"), ("animate", "run.html")])
+@pytest.mark.parametrize("command, name", [("graph", "run.svg"), ("graph", "run.dot"), ("animate", "run.html"),
+                                           ("graph", "run.py"), ("animate", "run.py")])
 def test_an_output_that_is_the_script_itself_is_refused(tmp_path, command, name):
     script = tmp_path / name
     script.write_text(SCRIPT + "open('ran.txt', 'w').close()\n")
