@@ -52,7 +52,8 @@ def matmul_toy():
     return viz.graph(tr)
 
 
-def _mlp_step(collapse):
+def mlp_step_trace():
+    """The trace of a small MLP's training step (seeded): the computation behind both MLP pictures."""
     ad.random.set_seed(0)
     # named, so both pictures show the same scopes (unnamed layers count up: dense, dense_1, dense_2...)
     layers = [ad.keras.layers.Dense(8, activation="relu", name="hidden"), ad.keras.layers.Dense(1, name="output")]
@@ -66,7 +67,11 @@ def _mlp_step(collapse):
             loss = ad.reduce_mean(ad.square(h - y))
         variables = [v for layer in layers for v in layer.trainable_variables]
         tape.gradient(loss, variables)
-    return viz.graph(tr, collapse=collapse)
+    return tr
+
+
+def _mlp_step(collapse):
+    return viz.graph(mlp_step_trace(), collapse=collapse)
 
 
 def mlp_step():

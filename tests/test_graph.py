@@ -33,11 +33,11 @@ def _square():
             tape.watch(x)
             y = x * x
         tape.gradient(y, x)
-    return tr
+    return tr, x, y
 
 
 def test_square_dot_has_two_edges_values_and_gradients():
-    g = viz.graph(_square())
+    g = viz.graph(_square()[0])
     m = g.model
     assert [(n.kind, n.label) for n in m.nodes] == [("watched", "x"), ("op", "Mul")]
     assert [(e.src, e.dst, e.index) for e in m.edges] == [(0, 1, 0), (0, 1, 1)]
@@ -50,7 +50,7 @@ def test_square_dot_has_two_edges_values_and_gradients():
 
 @needs_dot
 def test_svg_parses_and_shows_ops_and_values():
-    g = viz.graph(_square())
+    g = viz.graph(_square()[0])
     svg = g._repr_svg_()
     text = _svg_text(svg)
     assert "Mul" in text and "= 9" in text and "∂ 6" in text and "spent" in text
@@ -62,7 +62,7 @@ def test_svg_parses_and_shows_ops_and_values():
 def test_png_is_a_real_picture(tmp_path):
     from PIL import Image
 
-    path = viz.graph(_square()).save(tmp_path / "g.png")
+    path = viz.graph(_square()[0]).save(tmp_path / "g.png")
     img = Image.open(path).convert("RGB")
     assert img.width > 200 and img.height > 100
     arr = np.asarray(img)
@@ -74,7 +74,7 @@ def test_png_is_a_real_picture(tmp_path):
 
 @needs_dot
 def test_pdf_and_svg_files(tmp_path):
-    g = viz.graph(_square())
+    g = viz.graph(_square()[0])
     assert g.save(tmp_path / "g.pdf").read_bytes()[:5] == b"%PDF-"
     ET.fromstring((g.save(tmp_path / "g.svg")).read_text())
     with pytest.raises(ValueError, match="format"):
@@ -332,21 +332,11 @@ def _labels(source: str) -> dict:
     return out
 
 
-def _square_and_tensors():
-    x = ad.constant(3.0)
-    with ad.trace() as tr:
-        with ad.GradientTape() as tape:
-            tape.watch(x)
-            y = x * x
-        tape.gradient(y, x)
-    return tr, x, y
-
-
 # ---------------------------------------------------------------------------
 # The classroom style
 # ---------------------------------------------------------------------------
 def test_classroom_boxes_show_op_value_gradient_without_dtype_lines():
-    tr, x, y = _square_and_tensors()
+    tr, x, y = _square()
     g = ad.viz.graph(tr)
     labels = _labels(g.source)
     assert labels["n0"] == "x = 3.0 ∂ 6.0"        # dy/dx = 2x at 3
@@ -417,7 +407,7 @@ def test_legend_lists_only_the_styles_drawn_and_explains_the_numbers():
                    "backward pass recorded", "T1#2"):
         assert absent not in legend
     # The square's two boxes get the compact legend: the words of the looks, most needed first.
-    small = " ".join(_legend(ad.viz.graph(_square_and_tensors()[0]).source).split())
+    small = " ".join(_legend(ad.viz.graph(_square()[0]).source).split())
     assert "target source path ∂ 6.0 gradient" in small and "thick border" not in small
 
 
@@ -455,7 +445,7 @@ def test_not_computed_yet_differs_from_a_gradient_of_zero():
 
 
 def test_detail_full_keeps_everything():
-    tr, x, y = _square_and_tensors()
+    tr, x, y = _square()
     full = ad.viz.graph(tr, detail="full").source
     labels = _labels(full)
     assert "() float32" in labels["n0"] and "source · tape.watch" in labels["n0"]
@@ -570,22 +560,11 @@ def test_the_expanded_mlp_step_fits_a_slide_or_runs_top_to_bottom():
 
 
 def _mlp_trace():
-    ad.random.set_seed(0)
-    layers = [ad.keras.layers.Dense(8, activation="relu", name="hidden"), ad.keras.layers.Dense(1, name="output")]
-    x = ad.constant(np.linspace(-1, 1, 12, dtype=np.float32).reshape(6, 2))
-    y = ad.constant(np.linspace(0, 1, 6, dtype=np.float32).reshape(6, 1))
-    with ad.trace() as tr:
-        with ad.GradientTape() as tape:
-            h = x
-            for layer in layers:
-                h = layer(h)
-            loss = ad.reduce_mean(ad.square(h - y))
-        tape.gradient(loss, [v for layer in layers for v in layer.trainable_variables])
-    return tr
+    return tour.mlp_step_trace()
 
 
 def test_short_graphs_stay_left_to_right_and_rankdir_can_be_forced():
-    tr, x, y = _square_and_tensors()
+    tr, x, y = _square()
     assert "rankdir=LR" in ad.viz.graph(tr).source
     assert "rankdir=TB" in ad.viz.graph(tr, rankdir="TB").source
     with pytest.raises(ValueError, match="rankdir"):
@@ -593,7 +572,7 @@ def test_short_graphs_stay_left_to_right_and_rankdir_can_be_forced():
 
 
 def test_font_is_named_once_and_installed_with_graphviz():
-    tr, x, y = _square_and_tensors()
+    tr, x, y = _square()
     src = ad.viz.graph(tr).source
     assert src.count(f'fontname="{_look.FONT_FAMILY}"') == 3 and "Helvetica" not in src
     assert _look.FONT_FAMILY.startswith(_look.FONT) and f"--adv-font: {_look.FONT_FAMILY}" in _look.css_variables()

@@ -10,7 +10,6 @@ Returns ``{"heads": HEADS, "nodes": [...]}``: node ``i``'s entry is a list of
 sections ``[key, lines]``, and ``HEADS[key]`` is the section's heading.
 
 >>> import autodiff_viz as ad
->>> from autodiff_viz.viz.model import graph as _model
 >>> x = ad.constant(3.0)
 >>> with ad.trace() as tr:
 ...     with ad.GradientTape() as tape:

@@ -14,7 +14,6 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 (``+=``) one contribution per path.
 
 >>> import autodiff_viz as ad
->>> from autodiff_viz.viz.model import graph as _model
 >>> x = ad.constant(3.0)
 >>> with ad.trace() as tr:
 ...     with ad.GradientTape() as tape:
