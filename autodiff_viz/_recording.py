@@ -38,12 +38,22 @@ from .events import (Accumulate, BackwardStep, Event, GradientBegin, GradientEnd
 from .traces import Trace
 
 
-def summarize(value):
+def summarize(value, head=_events.HEAD):
     """The events' summary of a tensor, variable or array of any backend (copied to NumPy first)."""
     raw = getattr(value, "_value", value)
     if raw is not None and not isinstance(raw, (np.ndarray, np.generic, int, float, bool)):
         raw = _backend.to_numpy(raw)
-    return _events.summarize(raw)
+    return _events.summarize(raw, head)
+
+
+def _head(op_type) -> int:
+    """How many leading values an op's events keep of each tensor: more for a convolution or pooling."""
+    return _events.WINDOW_HEAD if op_type in _events.WINDOW_OPS else _events.HEAD
+
+
+def _short(s):
+    """``s`` cut to the ordinary head: what other events reuse of a window op's longer summary."""
+    return s if s is None or len(s.head) <= _events.HEAD else s._replace(head=s.head[:_events.HEAD])
 
 def _dtype_name(t) -> str:
     return getattr(getattr(t, "dtype", None), "name", str(getattr(t, "dtype", "")))
@@ -251,8 +261,8 @@ class _Converter:
     def on_op(self, tid, buf, k):
         node = _OpView(from_facts(buf[k:k + FACTS]))
         (names, labels, raws), end = _OP.columns(buf, k)
-        value = summarize(buf[k + _OP.value])
-        self.outputs[node.out_id] = value
+        value = summarize(buf[k + _OP.value], _head(node.type))
+        self.outputs[node.out_id] = _short(value)
         self._add(Op, tid, **_op_fields(node, names, labels, raws, self.outputs), value=value,
                   during=self.in_gradient[-1] if self.in_gradient else None)
         return end
@@ -291,15 +301,17 @@ class _Converter:
         # The step's event, then one accumulate event per input that got a gradient.
         node, in_ids = buf[k + _STEP.node], buf[k + _STEP.inputs]
         (sent, totals, counts), end = _STEP.columns(buf, k)
-        grads = tuple([summarize(g) for g in sent])
-        self._add(BackwardStep, tid, node=node, op_type=buf[k + _STEP.op_type], step=int(buf[k + _STEP.step]),
-                  inputs=tuple(in_ids), output=buf[k + _STEP.output], upstream=summarize(buf[k + _STEP.upstream]),
-                  grads=grads)
+        op_type = buf[k + _STEP.op_type]
+        head = _head(op_type)
+        grads = tuple([summarize(g, head) for g in sent])
+        self._add(BackwardStep, tid, node=node, op_type=op_type, step=int(buf[k + _STEP.step]),
+                  inputs=tuple(in_ids), output=buf[k + _STEP.output],
+                  upstream=summarize(buf[k + _STEP.upstream], head), grads=grads)
         for i, g in enumerate(sent):
             if g is not None:
-                total = totals[i]
-                self._add(Accumulate, tid, tensor=in_ids[i], node=node, count=int(counts[i]), contribution=grads[i],
-                          total=grads[i] if total is g else summarize(total))
+                total, sent_i = totals[i], _short(grads[i])
+                self._add(Accumulate, tid, tensor=in_ids[i], node=node, count=int(counts[i]), contribution=sent_i,
+                          total=sent_i if total is g else summarize(total))
         return end
 
     def on_accumulate(self, tid, buf, k):  # (a target's seed: the steps' own come with backward_step)
@@ -404,13 +416,14 @@ def _op_fields(node, names, labels, raws, known=None) -> dict:
     ``known`` maps the ids of earlier ops' outputs to their summaries, reused here.
     """
     in_values = []
+    head = _head(node.type)
     for i, i_id in enumerate(node.in_ids):
         v = raws[i] if i < len(raws) else None
         if v is None:
             in_values.append(None)
             continue
-        s = known.get(i_id) if known is not None and names[i] is None else None
-        in_values.append(s if s is not None else summarize(v))
+        s = known.get(i_id) if known is not None and names[i] is None and head == _HEAD else None
+        in_values.append(s if s is not None else summarize(v, head))
     pad = (None,) * (len(node.in_ids) - len(names))
     in_names, in_labels = tuple(names) + pad, tuple(labels) + pad
     prim = PRIMITIVES.get(node.type)
@@ -567,7 +580,7 @@ def from_tape(tape) -> Trace:
         f = _op_fields(n, facts[0::3], facts[1::3], facts[2::3])
         f["in_names"] = tuple(variables[i].name if i in variables else nm for i, nm in zip(n.in_ids, f["in_names"]))
         outs = getattr(n, "outputs", None) or (None,)
-        add(Op, **f, value=summarize(outs[0]) if outs[0] is not None else None)
+        add(Op, **f, value=summarize(outs[0], _head(n.type)) if outs[0] is not None else None)
     notes = {"leave": (Leave, leave_fields), "state": (State, state_fields),
              "op_skipped": (OpSkipped, lambda info: skipped_fields(dict(info, scope=info.get("scope", ""))))}
     for kind, info in tape._notes:

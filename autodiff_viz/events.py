@@ -39,6 +39,11 @@ import numpy as np
 FORMAT = "autodiff_viz.trace"
 VERSION = 2  # 2: op events carry the op's display formula and partial derivatives
 HEAD = 16  # how many leading values a summary keeps (a tensor of up to 16 elements is shown in full)
+# Convolution and pooling ops keep more: their details show one output position's window of the input
+# and kernel, so their op and backward-step events keep up to WINDOW_HEAD leading values of each tensor
+# (the whole of a batch of 16 8×8 images, or the first image of a larger batch) and never more.
+WINDOW_OPS = frozenset({"Conv2D", "MaxPool", "AvgPool"})
+WINDOW_HEAD = 1024
 # Trace.from_json/load refuse longer documents unread: about the JSON of a million events (the
 # recorder's default cap), while parsing it still fits in the memory of an ordinary machine.
 
@@ -50,7 +55,8 @@ class Summary(typing.NamedTuple):
     """What a view needs to know about an array: never the whole array.
 
     ``head`` holds the first values in row-major order (all of them when the
-    array has at most ``HEAD`` elements, see :attr:`complete`).  ``min``,
+    array has at most ``HEAD`` elements, see :attr:`complete`; the events of
+    ``WINDOW_OPS`` keep up to ``WINDOW_HEAD``).  ``min``,
     ``max`` and ``mean`` are ``None`` for empty arrays; booleans count as 0/1.
     An immutable named tuple: a trace builds one per value it sees, so it must
     be cheap to make.
@@ -79,8 +85,11 @@ class Summary(typing.NamedTuple):
 _DTYPE_NAMES: dict = {}
 
 
-def summarize(value) -> Summary | None:
-    """Summary of a NumPy array, a number, or anything with a NumPy ``_value`` (``None`` stays ``None``)."""
+def summarize(value, head: int = HEAD) -> Summary | None:
+    """Summary of a NumPy array, a number, or anything with a NumPy ``_value`` (``None`` stays ``None``).
+
+    ``head``: how many leading values to keep (``HEAD``; ``WINDOW_HEAD`` for a window op's tensors).
+    """
     if value is None:
         return None
     raw = getattr(value, "_value", value)
@@ -108,8 +117,7 @@ def summarize(value) -> Summary | None:
     with np.errstate(all="ignore"):
         lo, hi = flat.min().item(), flat.max().item()
         mean = float(flat.mean(dtype=np.float64))
-    return Summary(tuple(int(d) for d in arr.shape), dtype, size, lo, hi, mean,
-                   tuple(x.item() for x in flat[:HEAD]))
+    return Summary(tuple(int(d) for d in arr.shape), dtype, size, lo, hi, mean, tuple(flat[:head].tolist()))
 
 
 # ---------------------------------------------------------------------------
@@ -331,5 +339,5 @@ class TraceFormatError(ValueError):
 __all__ = [
     "Event", "TapeBegin", "TapeEnd", "TapeReset", "Watch", "Op", "OpSkipped", "Leave", "State",
     "GradientBegin", "BackwardStep", "Accumulate", "GradientEnd", "Summary", "summarize",
-    "TraceFormatError", "EVENT_TYPES", "FORMAT", "VERSION",
+    "TraceFormatError", "EVENT_TYPES", "FORMAT", "VERSION", "WINDOW_OPS", "WINDOW_HEAD",
 ]

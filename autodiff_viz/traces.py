@@ -37,7 +37,7 @@ import types
 import typing
 from typing import Union
 
-from .events import (EVENT_TYPES, FORMAT, HEAD, VERSION, Accumulate, BackwardStep, Event, Leave,
+from .events import (EVENT_TYPES, FORMAT, HEAD, VERSION, WINDOW_HEAD, Accumulate, BackwardStep, Event, Leave,
                      Op, OpSkipped, Summary, TraceFormatError, Watch)
 
 
@@ -404,8 +404,9 @@ def _summary(v):
     shape, size, head = values["shape"], values["size"], values["head"]
     if size != _size_of(shape):
         raise _Bad(f"size {size} does not match shape {shape}")
-    if len(head) != min(size, HEAD):
-        raise _Bad(f"head has {len(head)} values, expected {min(size, HEAD)}")
+    if not min(size, HEAD) <= len(head) <= min(size, WINDOW_HEAD):  # (a window op's tensors keep more)
+        raise _Bad(f"head has {len(head)} values, expected {min(size, HEAD)}"
+                   + (f" to {min(size, WINDOW_HEAD)}" if size > HEAD else ""))
     return Summary(**values)
 
 

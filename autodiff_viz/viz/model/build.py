@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from ... import events as ev
 from ...traces import check
+from . import window as _window
 from .fold import _collapse
 from .graph import (CONSTANT, NUMPY, OP, SKIPPED, VARIABLE, WATCHED, Edge, Gradient, GraphModel, Node, Tape)
 from .path import _mark_path, _prune
@@ -93,6 +94,7 @@ class _Builder:
         self.watch: dict[int, ev.Watch] = {}
         self.names: dict[int, str] = {}
         self.scopes: dict[str, None] = {}
+        self.windows: dict[int, tuple] = {}       # engine node id -> (its op event, [(call key, step)])
 
     # -- numbering ------------------------------------------------------------
     def tape_index(self, raw, begin: ev.TapeBegin | None = None) -> Tape:
@@ -204,6 +206,8 @@ class _Builder:
                                                    targets=e.targets, sources=e.sources,
                                                    source_names=e.source_names))
             elif isinstance(e, ev.BackwardStep):
+                if e.node in self.windows and (g := self.current_gradient(t)) is not None:
+                    self.windows[e.node][1].append(((t.index, g.call), e))
                 for i, s in enumerate(e.grads):
                     edge = self.edge_at.get((e.node, i))
                     if edge is not None:
@@ -223,6 +227,8 @@ class _Builder:
                     g.done = True
                 if e.spent:
                     t.spent = True
+        for raw, (op, steps) in self.windows.items():
+            _window.attach(self.by_raw_node[raw], op, steps)
         for n in self.nodes:
             if n.scope:
                 self.scopes.setdefault(n.scope, None)
@@ -252,6 +258,8 @@ class _Builder:
             if e.during is not None:
                 node.backward_of = self.tape_index(e.during).index
             self.by_raw_node[e.node] = node
+            if e.op_type in ev.WINDOW_OPS:
+                self.windows[e.node] = (e, [])
             self.by_raw_tensor[e.output] = node
             for i, src in enumerate(ins):
                 edge = Edge(src.id, node.id, i)

@@ -29,6 +29,7 @@ from ..text import labels as L
 from ..text import words as W
 from ..text.words import call_name
 from . import graph as M
+from . import window as _window
 from .story import local_derivative
 from ..text.numbers import fmt_full, fmt_number, fmt_shape, fmt_value, scalar
 
@@ -38,6 +39,8 @@ HEADS = {
     "grads": "gradient of the target with respect to it, per gradient call",
     "rule": "its rule",
     "calls": "backward: what it received and sent",
+    "window": "forward: one output position's window",
+    "spread": "backward: where that position's gradient went",
     "notes": "notes",
 }
 
@@ -122,6 +125,8 @@ def node_details(model: M.GraphModel) -> dict:
         ins = sorted(inputs.get(n.id, ()), key=lambda e: e.index)
         if n.kind in (M.OP, M.SKIPPED) and ins:
             sections.extend(_rule(n, ins, nodes, index, labels))
+        if n.window is not None:
+            sections.extend(_window_sections(n))
         if n.notes:
             sections.append(["notes", [L.shorten(L.clean(t), L.TITLE_LIMIT, "end") for t in n.notes]])
         out.append(sections)
@@ -162,4 +167,16 @@ def _rule(n: M.Node, ins: list, nodes: list, index: dict, labels: list) -> list:
             calls.append(f"{head}: {tail}" if head else "   " + tail)
     if calls:
         sections.append(["calls", calls])
+    return sections
+
+
+def _window_sections(n: M.Node) -> list:
+    """A convolution's or pooling's window at one output position, and where its gradient went per call."""
+    sections = [["window", _window.forward_lines(n.window)]]
+    spread = []
+    for key, _, s in n.spreads:
+        lines = _window.backward_lines(n.window, s)
+        spread += [f"{call_name(key)}: {lines[0]}"] + lines[1:]
+    if spread:
+        sections.append(["spread", spread])
     return sections

@@ -64,6 +64,8 @@ class Node:
     op_types: tuple = ()                # SCOPE: op types inside, in order, deduplicated
     formula: str = ""                   # OP: the op in its inputs a, b... ("a · b"), from the primitive table
     partials: tuple = ()                # OP: each input's partial derivative ("b", "a")
+    window: object = None               # Conv2D, MaxPool, AvgPool: one output position's window (.window)
+    spreads: list = field(default_factory=list)  # ... and per backward step: (call key, step seq, .window.Spread)
     _raw: object = None                 # the event tensor id this node stands for (for matching, not for display)
 
     @property

@@ -35,6 +35,7 @@ from ..._shape import broadcast_axes
 from ..text import labels as L
 from ..text import words as W
 from . import graph as M
+from . import window as _window
 from ..text.numbers import fmt_number, fmt_short, fmt_value, scalar
 
 
@@ -159,6 +160,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             lines = [f"{e.op_type}({args})", f"= {fmt_value(e.value)}"]
             if e.shape:
                 lines.append(f"shape {tuple(e.shape)}, {e.dtype}")
+            lines += _window.player_lines(node)
             if e.during is None:
                 fwd_count += 1
                 head = f"Forward {fwd_count}/{n_forward}: {shown[node.id]}"
@@ -228,6 +230,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 recv.append(n.id)
                 totals[shown[n.id]] = fmt_value(a.total)
             numbers["totals"] = totals
+            acc_lines = _window.player_lines(node, e.seq) + acc_lines
             active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
                       and model.edges[k].index < len(e.grads) and e.grads[model.edges[k].index] is not None]
             head = f"Backward step {e.step}: {shown[node.id]}" + (f" ({tape_name(e.tape)})" if many_tapes else "")

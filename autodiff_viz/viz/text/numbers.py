@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 
+from ...events import HEAD
+
 FULL_ITEMS = 12  # a tensor of up to this many values is shown whole in a graph's box
 DIGITS = 4       # significant digits of a number written on its own
 
@@ -92,9 +94,9 @@ def fmt_full(s, digits: int = 6) -> str:
         return ""
     if s.size == 0:
         return "[]"
-    if s.complete:
+    if s.complete and s.size <= HEAD:
         return _nested(s.array().tolist(), digits, s.dtype)
-    return ", ".join(_nested(v, digits, s.dtype) for v in s.head) + " …"
+    return ", ".join(_nested(v, digits, s.dtype) for v in s.head[:HEAD]) + " …"  # (a window op's head is longer)
 
 
 def fmt_short(s) -> str:
