@@ -301,7 +301,7 @@ def forward_lines(win: Window | None, channels: int = DETAIL_CHANNELS) -> list:
         return lines + [f"The {kh}×{kw} window is too big to draw here."]
     pad_note = f"{PAD}: padding" + (" (counts as 0)." if win.op_type == "Conv2D" else
                                     " (never the maximum)." if win.op_type == "MaxPool" else " (not counted).")
-    y = fmt_number(win.output, 4) if win.output is not None else "?"
+    y = fmt_number(win.output, 4) if win.output is not None else "not kept by the trace"
     if win.op_type == "Conv2D":
         cin = win.patch.shape[2]
         shown, more = _channels(cin, channels)
