@@ -25,7 +25,7 @@ HEAD_PT, TITLE_PT, LINES_PT, PANEL_PT, KEY_PT, COUNTER_PT = 17.0, 15.0, 11.5, 12
 TITLE_SPACING, LINES_SPACING, PANEL_SPACING = 1.25, 1.4, 1.45
 # The side panel: at most this many title lines, rule lines and table rows (a longer table shows its fresh
 # and latest rows); its width fits its longest line, between MIN_SIDE_CHARS and WRAP characters.
-MAX_TITLE_LINES, MAX_LINES, MAX_ROWS, MAX_RESULTS, WRAP, MIN_SIDE_CHARS = 3, 14, 24, 6, 58, 36
+MAX_TITLE_LINES, MAX_LINES, MAX_ROWS, MAX_RESULTS, WRAP, MIN_SIDE_CHARS = 3, 18, 24, 6, 58, 36
 # A word (a name, usually) longer than WORD_LIMIT characters is shortened before the rule's lines wrap,
 # a name in the table to NAME_LIMIT, a row of the table to ROW_LIMIT.
 WORD_LIMIT, NAME_LIMIT, ROW_LIMIT = 40, 20, 62

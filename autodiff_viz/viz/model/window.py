@@ -82,6 +82,7 @@ class Spread:
     to_kernel: np.ndarray | None = None
     input_total: np.ndarray | None = None
     kernel_total: np.ndarray | None = None
+    sent: tuple = (True, True)   # whether the step sent anything to the input, the kernel (not: not a source)
 
 
 def _geometry(op: ev.Op):
@@ -212,6 +213,7 @@ def spread(win: Window, step: ev.BackwardStep) -> Spread | None:
         out = Spread(g, np.where(inside, share, np.nan))
     else:
         out = Spread(g, np.where(inside, g / max(int(inside.sum()), 1), np.nan))
+    out.sent = tuple(i < len(step.grads) and step.grads[i] is not None for i in range(2))
     out.input_total = _patch_of(step.grads[0] if step.grads else None, win)
     if win.op_type == "Conv2D" and len(step.grads) > 1:
         out.kernel_total = _kernel_of(step.grads[1], win)
@@ -261,7 +263,7 @@ def _where(win: Window) -> list:
     n, r, c, o = win.position
     what = "filter" if win.op_type == "Conv2D" else "channel"
     dil = "" if win.dilations == (1, 1) else f", dilation {win.dilations[0]}×{win.dilations[1]}"
-    return [f"One output: image {n}, row {r}, col {c}, {what} {o} ({win.chosen}).",
+    return [f"One output: image {n}, row {r}, col {c}, {what} {o}: {win.chosen}.",
             f"Its window: input rows {_span(win.rows)}, cols {_span(win.cols)} "
             f"(stride {win.strides[0]}×{win.strides[1]}, {_padding(win.pads)}{dil})."]
 
@@ -272,14 +274,7 @@ def _output(win: Window) -> str:
 
 
 def _cells(a2, mark=None):
-    rows = []
-    for i, row in enumerate(a2):
-        out = []
-        for j, v in enumerate(row):
-            text = PAD if np.isnan(v) else G.cell(float(v))
-            out.append(f"[{text}]" if mark == (i, j) else text)
-        rows.append(out)
-    return G.grid(rows)
+    return G.grid([[PAD if np.isnan(v) else float(v) for v in row] for row in a2], mark)
 
 
 def _channels(n, most):
@@ -341,14 +336,16 @@ def backward_lines(win: Window | None, s: Spread | None, channels: int = DETAIL_
     lines = [f"The output at {_output(win)} received upstream g = {fmt_number(s.upstream, 4)}."]
     if max(kh, kw) > MAX_CELLS:
         return lines + [f"The {kh}×{kw} window is too big to draw here."]
+    for what, sent in zip(("input", "kernel"), s.sent if win.op_type == "Conv2D" else s.sent[:1]):
+        if not sent:
+            lines.append(f"(The tape sends the {what} nothing: it is not a source. Its share is drawn all the same.)")
     if win.op_type == "Conv2D":
-        lines.append("Its share: ∂input on the patch += g · kernel, ∂kernel += g · patch:")
         cin = s.to_input.shape[2]
         shown, more = _channels(cin, channels)
         for ch in shown:
             tail = f", channel {ch}" if cin > 1 else ""
-            lines += G.side_by_side([(f"g · kernel{tail}", _cells(s.to_input[:, :, ch])),
-                                     (f"g · patch{tail}", _cells(s.to_kernel[:, :, ch]))])
+            lines += G.side_by_side([(f"∂patch += g · kernel{tail}", _cells(s.to_input[:, :, ch])),
+                                     (f"∂kernel += g · patch{tail}", _cells(s.to_kernel[:, :, ch]))])
         if more:
             lines.append(more)
     elif win.op_type == "MaxPool":
