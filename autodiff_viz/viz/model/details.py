@@ -122,11 +122,11 @@ def node_details(model: M.GraphModel) -> dict:
                 if _stats(g):
                     grads.append(f"   {_stats(g)}")
             sections.append(["grads", grads])
+        if n.window is not None:  # (before the rule: the picture of it, with its numbers)
+            sections.extend(_window_sections(n))
         ins = sorted(inputs.get(n.id, ()), key=lambda e: e.index)
         if n.kind in (M.OP, M.SKIPPED) and ins:
             sections.extend(_rule(n, ins, nodes, index, labels))
-        if n.window is not None:
-            sections.extend(_window_sections(n))
         if n.notes:
             sections.append(["notes", [L.shorten(L.clean(t), L.TITLE_LIMIT, "end") for t in n.notes]])
         out.append(sections)

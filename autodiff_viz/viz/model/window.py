@@ -164,15 +164,9 @@ def window(op: ev.Op, step: ev.BackwardStep | None = None, position=None) -> Win
     if lacking:
         win.missing = _too_big(lacking, x_sum if lacking == "input" else w_sum)
         return win
-    rr, cc = np.meshgrid(np.array(rows), np.array(cols), indexing="ij")
-    inside = (rr >= 0) & (rr < x_shape[1]) & (cc >= 0) & (cc < x_shape[2])
-    chans = np.arange(cin) if conv else np.array([o])
-    idx = _flat(x_shape, 0, np.clip(rr, 0, x_shape[1] - 1)[..., None], np.clip(cc, 0, x_shape[2] - 1)[..., None],
-                chans[None, None, :])
-    win.patch = np.where(inside[..., None], _values(x_sum, idx), np.nan)
+    win.patch = _patch_of(x_sum, win)
     if conv:
-        a, b, ch = np.meshgrid(np.arange(kh), np.arange(kw), np.arange(cin), indexing="ij")
-        win.kernel = _values(w_sum, _flat(op.in_shapes[1], a, b, ch, o))
+        win.kernel = _kernel_of(w_sum, win)
     out_index = _flat(op.shape, 0, r, c, o)
     win.output = float(_values(op.value, out_index)) if _kept(op.value, out_index) else None
     return win
@@ -226,6 +220,7 @@ def _first_max(patch) -> int:
 
 
 def _patch_of(s, win):
+    """The values of ``s`` (shaped as the op's input) on ``win``'s patch, NaN on padding (``None``: not kept)."""
     if s is None or tuple(s.shape) != tuple(win.in_shape):
         return None
     rr, cc = np.meshgrid(np.array(win.rows), np.array(win.cols), indexing="ij")
@@ -237,6 +232,7 @@ def _patch_of(s, win):
 
 
 def _kernel_of(s, win):
+    """The values of ``s`` (shaped as the kernel) for ``win``'s output channel (``None``: not kept)."""
     if s is None or len(s.shape) != 4:
         return None
     kh, kw, cin, _ = s.shape
