@@ -287,3 +287,14 @@ def test_click_on_a_conv_node_shows_its_window(browser, tmp_path):
     page.screenshot(path=str(tmp_path / "conv_details.png"))
     assert page.errors == []
     page.close()
+
+
+def test_a_nan_in_the_window_is_written_as_nan_not_as_padding():
+    x = np.ones((1, 3, 3, 1), np.float32)
+    x[0, 1, 1, 0] = np.nan
+    tr, _, _ = traced(lambda a, k: ad.nn.conv2d(a, k, 1, "VALID"), x, np.ones((3, 3, 1, 1), np.float32))
+    op, step = events_of(tr, "Conv2D")
+    lines = _window.forward_lines(_window.window(op, step))
+    assert lines[3:6] == ["1.00 1.00 1.00    1.00 1.00 1.00", "1.00  nan 1.00    1.00 1.00 1.00",
+                          "1.00 1.00 1.00    1.00 1.00 1.00"] and not any("·" in t for t in lines)
+    assert lines[-1] == "Σ patch ⊙ kernel = nan: the output there is nan."

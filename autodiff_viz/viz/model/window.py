@@ -67,6 +67,12 @@ class Window:
     chosen: str = ""
     missing: str = ""
 
+    @property
+    def inside(self) -> np.ndarray:
+        """[kh, kw]: which cells of the window lie inside the input (the others are padding)."""
+        rows, cols = np.array(self.rows)[:, None], np.array(self.cols)[None, :]
+        return (rows >= 0) & (rows < self.in_shape[1]) & (cols >= 0) & (cols < self.in_shape[2])
+
 
 @dataclass
 class Spread:
@@ -198,15 +204,15 @@ def spread(win: Window, step: ev.BackwardStep) -> Spread | None:
     if k is None or not _kept(up, k):
         return None
     g = float(_values(up, k))
-    inside = ~np.isnan(win.patch)
+    inside = np.broadcast_to(win.inside[..., None], win.patch.shape)
     if win.op_type == "Conv2D":
         out = Spread(g, np.where(inside, g * win.kernel, np.nan), np.where(inside, g * win.patch, 0.0))
     elif win.op_type == "MaxPool":
         share = np.zeros_like(win.patch)
-        share.flat[_first_max(win.patch)] = g
+        share[np.unravel_index(_first_max(win), win.inside.shape) + (0,)] = g
         out = Spread(g, np.where(inside, share, np.nan))
     else:
-        out = Spread(g, np.where(inside, g / max(int(inside.sum()), 1), np.nan))
+        out = Spread(g, np.where(inside, g / max(int(win.inside.sum()), 1), np.nan))
     out.sent = tuple(i < len(step.grads) and step.grads[i] is not None for i in range(2))
     out.input_total = _patch_of(step.grads[0] if step.grads else None, win)
     if win.op_type == "Conv2D" and len(step.grads) > 1:
@@ -214,9 +220,9 @@ def spread(win: Window, step: ev.BackwardStep) -> Spread | None:
     return out
 
 
-def _first_max(patch) -> int:
+def _first_max(win) -> int:
     """The flat index of the window's first largest real value (row-major, as TF routes ties)."""
-    return int(np.argmax(np.where(np.isnan(patch), -np.inf, patch)))
+    return int(np.argmax(np.where(win.inside, win.patch[:, :, 0], -np.inf)))
 
 
 def _patch_of(s, win):
@@ -269,8 +275,10 @@ def _output(win: Window) -> str:
     return f"image {n}, row {r}, col {c}, {'filter' if win.op_type == 'Conv2D' else 'channel'} {o}"
 
 
-def _cells(a2, mark=None):
-    return G.grid([[PAD if np.isnan(v) else float(v) for v in row] for row in a2], mark)
+def _cells(a2, inside=None, mark=None):
+    """A 2-D array as a grid; cells outside ``inside`` (padding) as ``·``."""
+    inside = np.ones(np.shape(a2), bool) if inside is None else inside
+    return G.grid([[float(v) if ok else PAD for v, ok in zip(row, ins)] for row, ins in zip(a2, inside)], mark)
 
 
 def _channels(n, most):
@@ -298,21 +306,22 @@ def forward_lines(win: Window | None, channels: int = DETAIL_CHANNELS) -> list:
         shown, more = _channels(cin, channels)
         for ch in shown:
             title = f"patch, channel {ch}" if cin > 1 else "patch"
-            lines += G.side_by_side([(title, _cells(win.patch[:, :, ch])), ("⊙ kernel", _cells(win.kernel[:, :, ch]))])
+            lines += G.side_by_side([(title, _cells(win.patch[:, :, ch], win.inside)),
+                                     ("⊙ kernel", _cells(win.kernel[:, :, ch]))])
         if more:
             lines.append(more)
-        total = float(np.nansum(win.patch * win.kernel))
+        total = float(np.where(win.inside[..., None], win.patch * win.kernel, 0.0).sum())
         lines.append(f"Σ patch ⊙ kernel{' over all channels' if cin > 1 else ''} = {fmt_number(total, 4)}: "
                      f"the output there is {y}.")
     elif win.op_type == "MaxPool":
-        mark = np.unravel_index(_first_max(win.patch[:, :, 0]), (kh, kw))
-        lines += ["Window ([ ]: its maximum):"] + _cells(win.patch[:, :, 0], tuple(int(v) for v in mark))
+        mark = np.unravel_index(_first_max(win), (kh, kw))
+        lines += ["Window ([ ]: its maximum):"] + _cells(win.patch[:, :, 0], win.inside, tuple(int(v) for v in mark))
         lines.append(f"max = {y}.")
     else:
-        real = int((~np.isnan(win.patch[:, :, 0])).sum())
-        lines += ["Window:"] + _cells(win.patch[:, :, 0])
+        real = int(win.inside.sum())
+        lines += ["Window:"] + _cells(win.patch[:, :, 0], win.inside)
         lines.append(f"The mean of its {real} real inputs = {y}.")
-    if np.isnan(win.patch).any():
+    if not win.inside.all():
         lines.append(pad_note)
     return lines
 
@@ -340,21 +349,21 @@ def backward_lines(win: Window | None, s: Spread | None, channels: int = DETAIL_
         shown, more = _channels(cin, channels)
         for ch in shown:
             tail = f", channel {ch}" if cin > 1 else ""
-            lines += G.side_by_side([(f"∂patch += g · kernel{tail}", _cells(s.to_input[:, :, ch])),
+            lines += G.side_by_side([(f"∂patch += g · kernel{tail}", _cells(s.to_input[:, :, ch], win.inside)),
                                      (f"∂kernel += g · patch{tail}", _cells(s.to_kernel[:, :, ch]))])
         if more:
             lines.append(more)
     elif win.op_type == "MaxPool":
-        mark = tuple(int(v) for v in np.unravel_index(_first_max(win.patch[:, :, 0]), (kh, kw)))
+        mark = tuple(int(v) for v in np.unravel_index(_first_max(win), (kh, kw)))
         lines.append(f"All of g goes to the window's maximum (row {win.rows[mark[0]]}, col {win.cols[mark[1]]});"
                      " the other cells get 0:")
-        lines += _cells(s.to_input[:, :, 0], mark)
+        lines += _cells(s.to_input[:, :, 0], win.inside, mark)
     else:
-        real = int((~np.isnan(s.to_input[:, :, 0])).sum())
+        real = int(win.inside.sum())
         lines.append(f"g is split equally over the window's {real} real inputs, g/{real} = "
                      f"{fmt_number(s.upstream / max(real, 1), 4)} each:")
-        lines += _cells(s.to_input[:, :, 0])
-    if np.isnan(s.to_input).any():
+        lines += _cells(s.to_input[:, :, 0], win.inside)
+    if not win.inside.all():
         lines.append(f"{PAD}: padding, it receives nothing.")
     if totals:
         lines += _total_lines(win, s)
@@ -365,7 +374,7 @@ def _total_lines(win: Window, s: Spread) -> list:
     lines = []
     if s.input_total is not None:
         lines.append("∂input on this patch in all (every window that covers a cell adds its share):")
-        lines += _cells(s.input_total[:, :, 0])
+        lines += _cells(s.input_total[:, :, 0], win.inside)
         if s.input_total.shape[2] > 1:
             lines.append("(channel 0 shown.)")
     if s.kernel_total is not None:
