@@ -75,7 +75,7 @@ def compact_entries(w) -> list:
     grad = f'<font color="{_look.GRADIENT}">'
     for key in COMPACT_ORDER:
         if key == "grad" and ("grad" in w.present or w.edge_labels):
-            example, says = ("[[…], […]]", "Jacobian, a row per target element") if _jacobian(w) else ("6.0", "gradient")
+            example, says = ("[[…]]", "Jacobian") if _jacobian(w) else ("6.0", "gradient")
             text = f"{grad}∂ {example}</font>{NBSP}{says}"
             out.append((f'<td border="0" cellpadding="3"><font point-size="10">{text}</font></td>',
                         f"∂ {example} {says}", False))

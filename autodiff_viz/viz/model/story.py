@@ -35,6 +35,7 @@ from ..._shape import broadcast_axes
 from ..text import labels as L
 from ..text import words as W
 from . import graph as M
+from .story_rows import RowBook
 from ..text.numbers import fmt_number, fmt_short, fmt_value, scalar
 
 
@@ -142,6 +143,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     seen_ops: set[int] = set()
     consumed: set[int] = set()
     fwd_count = 0
+    book = None  # a jacobian call's rows (one backward pass each), while one runs
     for i, e in enumerate(events):
         if i in consumed:
             continue
@@ -194,6 +196,14 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             lines = [f"{tape_name(e.tape)}.{e.method}(target, sources): the backward pass starts.",
                      "The tape runs its records in reverse: a node's rule runs only after every",
                      "path from the target has delivered its contribution (reverse topological order)."]
+            book = None
+            if e.method != "gradient":
+                shape = tuple(e.target_values[0].shape) if e.target_values and e.target_values[0] else ()
+                book = RowBook(label_of(e.targets[0]) if e.targets else "target",
+                               {s: label_of(s) for s in e.sources}, e.method,
+                               shape[1:] if e.method == "batch_jacobian" else shape)
+                lines[0] = (f"{tape_name(e.tape)}.{e.method}(target, sources): one backward pass per element of "
+                            "the target, each giving one row of the Jacobian.")
             recv = []
             for j in _following(events, i, e.tape, None):
                 a = events[j]
@@ -206,6 +216,26 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
             head = f"Backward pass of {tape_name(e.tape)} begins" if many_tapes else "Backward pass begins"
             board.step("seed", head, recv=[gid[k] for k in recv], lines=lines)
+        elif kind == "gradient_row":
+            if book is None:
+                continue
+            head = book.begin(e)
+            b = board.delta
+            panel.clear()
+            b["reset"], b["results"] = True, book.matrix()  # a new pass: its sums start again
+            recv, lines = [], book.lines()
+            for j in _following(events, i, e.tape, None):
+                a = events[j]
+                consumed.add(j)
+                book.seen(a.tensor, a.total)
+                n = by_raw.get(a.tensor)
+                if n is None:
+                    continue
+                _panel_row(board, panel, n, shown[n.id], a)
+                recv.append(n.id)
+                lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
+            board.step("seed", head + (f" ({tape_name(e.tape)})" if many_tapes else ""),
+                       recv=[gid[k] for k in recv], lines=lines)
         elif kind == "backward_step":
             op = op_events.get(e.node)
             node = by_raw.get(e.output)
@@ -217,29 +247,40 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             for j in _following(events, i, e.tape, e.node):
                 a = events[j]
                 consumed.add(j)
+                if book is not None:
+                    book.seen(a.tensor, a.total)
                 n = by_raw.get(a.tensor)
                 if n is None:
                     continue
                 row = _panel_row(board, panel, n, shown[n.id], a)
-                if a.count > 1:
+                if a.count > 1:  # the earlier terms, when left out, are said to be: "… + c + d = total"
                     acc_lines.append(f"{shown[n.id]}: reached again, += {fmt_value(a.contribution)}: "
-                                     f"{' + '.join(row['terms'][-4:])}{' …' if len(row['terms']) > 4 else ''}"
+                                     f"{'… + ' if len(row['terms']) > 4 else ''}{' + '.join(row['terms'][-4:])}"
                                      f" = {fmt_value(a.total)}")
                 recv.append(n.id)
                 totals[shown[n.id]] = fmt_value(a.total)
             numbers["totals"] = totals
             active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
                       and model.edges[k].index < len(e.grads) and e.grads[model.edges[k].index] is not None]
-            head = f"Backward step {e.step}: {shown[node.id]}" + (f" ({tape_name(e.tape)})" if many_tapes else "")
+            row_tag = book.tag() if book is not None else ""
+            head = (f"Backward step {e.step}{row_tag}: {shown[node.id]}"
+                    + (f" ({tape_name(e.tape)})" if many_tapes else ""))
             board.step("backward", head, node=gid[node.id], recv=[gid[k] for k in recv], edges=active,
                        lines=lines + acc_lines, numbers=numbers)
         elif kind == "gradient_end":
             results = [f"∂target/∂{label_of(t)} = {fmt_value(r) if r is not None else 'None'}"
                        for t, r in zip(e.sources, e.results)]
-            board.delta["results"] = results
+            done = f"Done: gradients of {tape_name(e.tape)}"
+            if book is not None:
+                book.finish()
+                results = [r.replace("∂target/", f"∂{book.target}/", 1) for r in results]
+                done = f"Done: the Jacobian from {tape_name(e.tape)}'s {book.rows} backward passes"
+                board.delta["results"] = book.matrix() + results
+                book = None
+            else:
+                board.delta["results"] = results
             recv = [gid[by_raw[t].id] for t, r in zip(e.sources, e.results) if r is not None and t in by_raw]
-            board.step("done", f"Done: gradients of {tape_name(e.tape)}", lines=results or ["(no sources)"],
-                       recv=recv)
+            board.step("done", done, lines=results or ["(no sources)"], recv=recv)
         elif kind == "state":
             n = by_raw.get(e.variable)
             name = L.shorten(L.clean((e.name or "variable").split(":")[0]))
