@@ -4,6 +4,7 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import events as ev, traces
+from autodiff_viz.viz.text.numbers import fmt_short
 
 
 def _square_jacobian():
@@ -101,6 +102,11 @@ def test_the_player_tells_the_rows_apart_and_never_adds_one_row_to_another():
     row2 = anim.steps[titles.index("Row 2 of 2: the backward pass of y[1]")]["results"]
     assert row2 == ["∂y/∂x row by row:", "  row 1, ∂y[0]/∂x = [2.0, 0.0]", "  row 2, ∂y[1]/∂x = …"]
     assert anim.steps[-1]["results"][-1] == "∂y/∂x = [[2.0, 0.0], [0.0, 4.0]]"
+    # when the passes are done, x's box shows the whole Jacobian (not row 2), y's the identity
+    ids = {n["label"]: k for k, n in enumerate(anim.nodes)}
+    assert anim.steps[-1]["grads"][ids["x"]] == fmt_short(ev.summarize(j.numpy()))
+    assert anim.steps[-1]["grads"][ids["y"]] == fmt_short(ev.summarize(np.eye(2, dtype=np.float32)))
+    assert anim.steps[-2]["grads"][ids["x"]] != anim.steps[-1]["grads"][ids["x"]]
     x_row = [r for r in anim.steps[-1]["panel"] if r["name"] == "x"][0]
     assert x_row["terms"] == ["[0.0, 2.0]", "[0.0, 2.0]"] and x_row["total"] == "[0.0, 4.0]"
 

@@ -202,6 +202,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 book = RowBook(label_of(e.targets[0]) if e.targets else "target",
                                {s: label_of(s) for s in e.sources}, e.method,
                                shape[1:] if e.method == "batch_jacobian" else shape)
+                book.call = e.call
                 lines[0] = (f"{tape_name(e.tape)}.{e.method}(target, sources): one backward pass per element of "
                             "the target, each giving one row of the Jacobian.")
             recv = []
@@ -276,6 +277,9 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 results = [r.replace("∂target/", f"∂{book.target}/", 1) for r in results]
                 done = f"Done: the Jacobian from {tape_name(e.tape)}'s {book.rows} backward passes"
                 board.delta["results"] = book.matrix() + results
+                key = (tape_no.get(e.tape), book.call)
+                # the boxes now show every row (the model stacks them), not the last pass's
+                board.delta["grads"].extend([n.id, fmt_short(n.grads[key])] for n in nodes if key in n.grads)
                 book = None
             else:
                 board.delta["results"] = results

@@ -34,6 +34,7 @@ class RowBook:
     def __init__(self, target: str, sources: dict, method: str, row_shape: tuple):
         self.target, self.sources, self.method = target, dict(sources), method
         self.row, self.rows, self.index = 0, 0, ()
+        self.call = 0                      # the call's number on its tape (T1#2: 2)
         self.row_shape = tuple(row_shape)  # the target's shape (one example's, for batch_jacobian)
         self.done: list[dict] = []    # per finished row: source id -> its row (Summary or None: zeros)
         self.now: dict = {}           # source id -> its total so far in the pass under way
