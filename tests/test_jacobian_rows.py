@@ -136,3 +136,21 @@ def test_graph_gradient_index_counts_from_0_and_refuses_what_is_out_of_range():
     ad.viz.graph(none)  # no call, the default: nothing to choose, no error
     with pytest.raises(IndexError, match="the picture has no gradient calls"):
         ad.viz.graph(none, gradient=0)
+
+
+def test_the_tour_draws_a_jacobians_rows(tmp_path):
+    from PIL import Image
+
+    from autodiff_viz import tour
+
+    anim, step = tour.still_jacobian_rows()
+    st = anim.steps[step]
+    assert st["title"] == "Backward step 2, row 2 of 2: s"
+    # y = x·Σx: ∂y_i/∂x_j = δ_ij Σx + x_i, at x = [1, 2]: [[4, 1], [2, 5]]
+    assert st["results"] == ["∂y/∂x row by row:", "  row 1, ∂y[0]/∂x = [4.0, 1.0]", "  row 2, ∂y[1]/∂x = …"]
+    x_row = [r for r in st["panel"] if r["name"] == "x"][0]
+    assert x_row["terms"] == ["[0.0, 3.0]", "[2.0, 2.0]"] and x_row["total"] == "[2.0, 5.0]"
+    (path,) = tour.run_tour(tmp_path, only=["jacobian-rows"])
+    assert path.name == "step-jacobian-rows.png"
+    img = Image.open(path)
+    assert img.width > 600 and len(img.convert("L").getcolors(1 << 16) or ()) > 10
