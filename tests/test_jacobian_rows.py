@@ -107,6 +107,9 @@ def test_the_player_tells_the_rows_apart_and_never_adds_one_row_to_another():
     assert anim.steps[-1]["grads"][ids["x"]] == fmt_short(ev.summarize(j.numpy()))
     assert anim.steps[-1]["grads"][ids["y"]] == fmt_short(ev.summarize(np.eye(2, dtype=np.float32)))
     assert anim.steps[-2]["grads"][ids["x"]] != anim.steps[-1]["grads"][ids["x"]]
+    # a click on x: its gradient is the Jacobian of one call of two passes
+    grads = dict(anim.data["details"]["nodes"][ids["x"]])["grads"]
+    assert grads[0] == "T1#1 (jacobian of y, one backward pass per row: 2 rows): [[2.0, 0.0], [0.0, 4.0]]"
     x_row = [r for r in anim.steps[-1]["panel"] if r["name"] == "x"][0]
     assert x_row["terms"] == ["[0.0, 2.0]", "[0.0, 2.0]"] and x_row["total"] == "[0.0, 4.0]"
 
@@ -154,3 +157,18 @@ def test_the_tour_draws_a_jacobians_rows(tmp_path):
     assert path.name == "step-jacobian-rows.png"
     img = Image.open(path)
     assert img.width > 600 and len(img.convert("L").getcolors(1 << 16) or ()) > 10
+
+
+def test_a_jacobian_of_a_scalar_keeps_the_engines_shape_in_every_box():
+    x = ad.constant(3.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            t.watch(x)
+            y = x * x
+            z = ad.sin(y)
+        j = t.jacobian(z, x)
+    g = ad.viz.graph(tr, names={"x": x, "y": y, "z": z})
+    boxes = {n.label: n.grad for n in g.model.nodes}
+    assert j.shape == () and {k: v.shape for k, v in boxes.items()} == {"x": (), "y": (), "z": ()}
+    assert boxes["y"].head[0] == pytest.approx(np.cos(9.0), rel=1e-6)             # dz/dy = cos(x²)
+    assert boxes["x"].head[0] == pytest.approx(6.0 * np.cos(9.0), rel=1e-6)       # dz/dx = 2x·cos(x²)

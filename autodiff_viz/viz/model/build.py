@@ -92,6 +92,7 @@ class _Builder:
         self.edge_at: dict[tuple, Edge] = {}       # (engine node id, input index) -> edge
         self.gradients: list[Gradient] = []
         self.rows: dict[tuple, _rows.Rows] = {}     # (tape index, call) -> a Jacobian call's rows
+        self.row_shapes: dict[int, tuple] = {}       # id of a Gradient -> its target's shape (per example: batch)
         self.watch: dict[int, ev.Watch] = {}
         self.names: dict[int, str] = {}
         self.scopes: dict[str, None] = {}
@@ -205,11 +206,15 @@ class _Builder:
                     self.gradients.append(Gradient(tape=t.index, call=e.call, method=e.method,
                                                    targets=e.targets, sources=e.sources,
                                                    source_names=e.source_names))
+                    value = e.target_values[0] if e.target_values else None
+                    if value is not None:  # a jacobian's rows count the elements of this shape
+                        shape = tuple(value.shape)
+                        self.row_shapes[id(self.gradients[-1])] = shape[1:] if e.method == "batch_jacobian" else shape
             elif isinstance(e, ev.GradientRow):
                 g = self.current_gradient(t)
                 if g is not None:
                     g.rows = e.rows
-                    rows = self.rows.setdefault((t.index, g.call), _rows.Rows(e.rows))
+                    rows = self.rows.setdefault((t.index, g.call), _rows.Rows(e.rows, self.row_shapes.get(id(g), ())))
                     rows.row = e.row
             elif isinstance(e, ev.BackwardStep):
                 g = self.current_gradient(t)
@@ -258,11 +263,12 @@ class _Builder:
             if what == "edge":
                 edge = edges[ident]
                 src = self.nodes[edge.src]
-                edge.grads[key] = edge.grad = _rows.stack(parts, src.shape, src.dtype, batch)
+                edge.grads[key] = edge.grad = _rows.stack(parts, src.shape, src.dtype, rows.row_shape, batch)
                 continue
             node = self.nodes[ident]
             given = results.get(node._raw)
-            node.grads[key] = given if given is not None else _rows.stack(parts, node.shape, node.dtype, batch)
+            node.grads[key] = (given if given is not None
+                               else _rows.stack(parts, node.shape, node.dtype, rows.row_shape, batch))
 
     def current_gradient(self, t: Tape) -> Gradient | None:
         for g in reversed(self.gradients):
