@@ -4,6 +4,7 @@ import pytest
 
 import autodiff_viz as ad
 from browser_util import open_widget_page
+from test_jacobian_rows import _square_jacobian as square_jacobian
 
 pytestmark = pytest.mark.browser
 
@@ -11,12 +12,7 @@ pytestmark = pytest.mark.browser
 def test_the_player_steps_through_a_jacobian_row_by_row(browser, tmp_path):
     from playwright.sync_api import expect
 
-    x = ad.constant([1.0, 2.0])
-    with ad.trace() as tr:
-        with ad.GradientTape() as t:
-            t.watch(x)
-            y = x * x
-        j = t.jacobian(y, x)
+    tr, x, y, j = square_jacobian()
     np.testing.assert_allclose(j.numpy(), np.diag(2 * x.numpy()))   # d(x²)/dx = diag(2x)
     anim = ad.viz.animate(tr, names={"x": x, "y": y})
     path = tmp_path / "jacobian.html"

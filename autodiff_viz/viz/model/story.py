@@ -123,6 +123,29 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         return f"tape {W.tape_name(tape_no.get(t, t))}"
 
     board = _Board(model)
+    panel: dict[int, dict] = {}   # node id -> {"terms": count, "total": text} (to know what is new)
+    consumed: set[int] = set()
+
+    def arrivals(i, tape, node, book):
+        """The accumulations that event ``i`` (a pass's start, or node ``node``'s rule) made, each put in the table
+        (and a Jacobian's ``book``): yields ``(node, event, table row)`` for those drawn."""
+        for j in _following(events, i, tape, node):
+            a = events[j]
+            consumed.add(j)
+            if book is not None:
+                book.seen(a.tensor, a.total)
+            n = by_raw.get(a.tensor)
+            if n is not None:
+                yield n, a, _panel_row(board, panel, n, shown[n.id], a)
+
+    def seeds(i, tape, lines, book):
+        """The seeds after event ``i`` (a backward pass's start) into the table and ``lines``; returns the node ids."""
+        recv = []
+        for n, a, _ in arrivals(i, tape, None, book):
+            recv.append(n.id)
+            lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
+        return recv
+
     b = board.delta
     b["alive"] = [n.id for n in nodes if n.is_leaf]
     b["vals"] = [[n.id, fmt_short(n.value)] for n in nodes if n.is_leaf and n.value is not None]
@@ -139,9 +162,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     title = L.shorten(L.clean(title), L.TITLE_LIMIT, "end") if title else None
     board.step("start", title or "Forward and backward pass, step by step", lines=intro)
 
-    panel: dict[int, dict] = {}   # node id -> {"terms": count, "total": text} (to know what is new)
     seen_ops: set[int] = set()
-    consumed: set[int] = set()
     fwd_count = 0
     book = None  # a jacobian call's rows (one backward pass each), while one runs
     for i, e in enumerate(events):
@@ -196,25 +217,11 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             lines = [f"{tape_name(e.tape)}.{e.method}(target, sources): the backward pass starts.",
                      "The tape runs its records in reverse: a node's rule runs only after every",
                      "path from the target has delivered its contribution (reverse topological order)."]
-            book = None
-            if e.method != "gradient":
-                shape = tuple(e.target_values[0].shape) if e.target_values and e.target_values[0] else ()
-                book = RowBook(label_of(e.targets[0]) if e.targets else "target",
-                               {s: label_of(s) for s in e.sources}, e.method,
-                               shape[1:] if e.method == "batch_jacobian" else shape)
-                book.call = e.call
+            book = RowBook.of(e, label_of)
+            if book is not None:
                 lines[0] = (f"{tape_name(e.tape)}.{e.method}(target, sources): one backward pass per element of "
                             "the target, each giving one row of the Jacobian.")
-            recv = []
-            for j in _following(events, i, e.tape, None):
-                a = events[j]
-                consumed.add(j)
-                n = by_raw.get(a.tensor)
-                if n is None:
-                    continue
-                _panel_row(board, panel, n, shown[n.id], a)
-                recv.append(n.id)
-                lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
+            recv = seeds(i, e.tape, lines, book)
             head = f"Backward pass of {tape_name(e.tape)} begins" if many_tapes else "Backward pass begins"
             board.step("seed", head, recv=[gid[k] for k in recv], lines=lines)
         elif kind == "gradient_row":
@@ -224,17 +231,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             b = board.delta
             panel.clear()
             b["reset"], b["results"] = True, book.matrix()  # a new pass: its sums start again
-            recv, lines = [], book.lines()
-            for j in _following(events, i, e.tape, None):
-                a = events[j]
-                consumed.add(j)
-                book.seen(a.tensor, a.total)
-                n = by_raw.get(a.tensor)
-                if n is None:
-                    continue
-                _panel_row(board, panel, n, shown[n.id], a)
-                recv.append(n.id)
-                lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
+            lines = book.lines()
+            recv = seeds(i, e.tape, lines, book)
             board.step("seed", head + (f" ({tape_name(e.tape)})" if many_tapes else ""),
                        recv=[gid[k] for k in recv], lines=lines)
         elif kind == "backward_step":
@@ -245,15 +243,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             board.delta["order"].append([node.id, str(e.step)])
             lines, numbers = _rule_lines(op, e, label_of)
             recv, acc_lines, totals = [], [], {}
-            for j in _following(events, i, e.tape, e.node):
-                a = events[j]
-                consumed.add(j)
-                if book is not None:
-                    book.seen(a.tensor, a.total)
-                n = by_raw.get(a.tensor)
-                if n is None:
-                    continue
-                row = _panel_row(board, panel, n, shown[n.id], a)
+            for n, a, row in arrivals(i, e.tape, e.node, book):
                 if a.count > 1:  # the earlier terms, when left out, are said to be: "… + c + d = total"
                     acc_lines.append(f"{shown[n.id]}: reached again, += {fmt_value(a.contribution)}: "
                                      f"{'… + ' if len(row['terms']) > 4 else ''}{' + '.join(row['terms'][-4:])}"

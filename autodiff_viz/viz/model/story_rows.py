@@ -39,6 +39,17 @@ class RowBook:
         self.done: list[dict] = []    # per finished row: source id -> its row (Summary or None: zeros)
         self.now: dict = {}           # source id -> its total so far in the pass under way
 
+    @classmethod
+    def of(cls, e: ev.GradientBegin, label_of) -> RowBook | None:
+        """The book of a ``jacobian``/``batch_jacobian`` call (``None`` for ``gradient``); ``label_of``: tensor id -> label."""
+        if e.method == "gradient":
+            return None
+        shape = tuple(e.target_values[0].shape) if e.target_values and e.target_values[0] else ()
+        book = cls(label_of(e.targets[0]) if e.targets else "target", {s: label_of(s) for s in e.sources}, e.method,
+                   shape[1:] if e.method == "batch_jacobian" else shape)
+        book.call = e.call
+        return book
+
     def begin(self, e: ev.GradientRow) -> str:
         """A new pass starts (the last one's rows are kept); returns the step's title."""
         self.finish()
