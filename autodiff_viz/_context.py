@@ -220,6 +220,7 @@ def name_scope(name: str):
 # - ``op_skipped``: tape, op_type, inputs, output, reason ("stop_recording")
 # - ``leave``: tape, tensor, how ("numpy");  ``state``: tape, variable, how ("assign_add"...)
 # - ``gradient_begin``: tape, targets, sources, method ("gradient"/"jacobian"/"batch_jacobian")
+# - ``gradient_row``: tape, row, rows (from 1), index: a jacobian's next backward pass, for that target element
 # - ``backward_step``: tape, node (the op view the rule got), upstream, input_grads (one tensor
 #   or None per input), step, and per input what its gradient adds up to after this step:
 #   totals (tensor or None), counts

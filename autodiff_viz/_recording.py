@@ -33,8 +33,8 @@ from ._record import FACTS, ID, IN_IDS, OUT_ID, PRIM, Op as _OpView, from_facts
 from ._registry import PRIMITIVES
 from ._tape import GradientTape
 from ._tensor import ResourceVariable, Tensor
-from .events import (Accumulate, BackwardStep, Event, GradientBegin, GradientEnd, Leave, Op, OpSkipped, State,
-                     TapeBegin, TapeEnd, TapeReset, Watch)
+from .events import (Accumulate, BackwardStep, Event, GradientBegin, GradientEnd, GradientRow, Leave, Op, OpSkipped,
+                     State, TapeBegin, TapeEnd, TapeReset, Watch)
 from .traces import Trace
 
 
@@ -297,6 +297,11 @@ class _Converter:
                   target_values=tuple(summarize(t) for t in targets))
         return k + _PAYLOAD.size
 
+    def on_gradient_row(self, tid, buf, k):
+        p = buf[k + _PAYLOAD.payload]
+        self._add(GradientRow, tid, row=p["row"], rows=p["rows"], index=p["index"])
+        return k + _PAYLOAD.size
+
     def on_backward_step(self, tid, buf, k):
         # The step's event, then one accumulate event per input that got a gradient.
         node, in_ids = buf[k + _STEP.node], buf[k + _STEP.inputs]
@@ -363,7 +368,7 @@ _VALUES = {
     "tape_begin": ((), ()), "tape_end": ((), ()), "tape_reset": ((), ()),
     "watch": (("tensor",), ()), "op_skipped": (("output",), ("inputs",)),
     "leave": (("tensor",), ()), "state": (("variable",), ()),
-    "gradient_begin": ((), ("targets", "sources")), "gradient_end": ((), ("results", "sources")),
+    "gradient_begin": ((), ("targets", "sources")), "gradient_row": ((), ()), "gradient_end": ((), ("results", "sources")),
     "accumulate": (("contribution", "total"), ()),
 }
 

@@ -455,6 +455,8 @@ def _jacobian_rows(tape, target, sources, row_shape, zero, batch):
         count *= d
     rows = [[] for _ in sources]
     for j in range(count):
+        if LISTENING[0]:  # each pass is its own backward pass: views must not add one row's gradient to another's
+            emit("gradient_row", tape=tape, row=j + 1, rows=count, index=tuple(int(i) for i in _np.unravel_index(j, row_shape)))
         seed = xp.zeros((count,), dtype=target._value.dtype)
         seed[j] = 1
         if batch:

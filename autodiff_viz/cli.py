@@ -689,11 +689,11 @@ _DRAW = {"graph": _draw_graph, "animate": _draw_animate}
 
 
 def _tour_command(args) -> int:
-    from .tour import ANIMATIONS, EXAMPLES, run_tour
+    from .tour import ANIMATIONS, EXAMPLES, STILLS, run_tour
 
     only = args.only or None
     if only:
-        known = list(dict.fromkeys([*EXAMPLES, *ANIMATIONS]))
+        known = list(dict.fromkeys([*EXAMPLES, *ANIMATIONS, *STILLS]))
         unknown = [n for n in only if n not in known]
         if unknown:
             _fail(f"unknown example(s) {unknown}; choose from {', '.join(known)}", 2)

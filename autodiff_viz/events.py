@@ -10,7 +10,8 @@ engine.
 Glossary: an *op* event is one recorded forward operation (a node of the
 graph); a *backward_step* is that node's gradient rule running, with the
 *upstream gradient* it received and the gradient it sent to each input; an
-*accumulate* event adds one contribution to a tensor's gradient.
+*accumulate* event adds one contribution to a tensor's gradient; a *gradient_row*
+starts one of the backward passes of a ``jacobian`` (one per row of the result).
 
 >>> import autodiff_viz as ad
 >>> x = ad.constant(3.0)
@@ -37,7 +38,7 @@ from typing import ClassVar, Optional
 import numpy as np
 
 FORMAT = "autodiff_viz.trace"
-VERSION = 2  # 2: op events carry the op's display formula and partial derivatives
+VERSION = 3  # 2: op events carry the op's display formula and partial derivatives; 3: gradient_row events
 HEAD = 16  # how many leading values a summary keeps (a tensor of up to 16 elements is shown in full)
 # Convolution and pooling ops keep more: their details show one output position's window of the input
 # and kernel, so their op and backward-step events keep up to WINDOW_HEAD leading values of each tensor
@@ -257,6 +258,22 @@ class GradientBegin(Event):
 
 
 @dataclass(frozen=True)
+class GradientRow(Event):
+    """A ``jacobian``/``batch_jacobian`` call starts its backward pass for row ``row`` of ``rows`` (from 1).
+
+    Such a call runs one whole backward pass per element of the target (per
+    element of one example's target for ``batch_jacobian``), seeded with 1 at
+    ``index`` and 0 elsewhere; the pass's ``accumulate`` events sum only that
+    pass's contributions, and what reaches a source is row ``row`` of its Jacobian.
+    """
+
+    kind: ClassVar[str] = "gradient_row"
+    row: int = 1
+    rows: int = 1
+    index: tuple[int, ...] = ()  # the target element this pass differentiates (within one example: batch)
+
+
+@dataclass(frozen=True)
 class BackwardStep(Event):
     """One node's gradient rule ran: ``upstream`` came in, ``grads[i]`` went to ``inputs[i]`` (None: nothing)."""
 
@@ -300,7 +317,7 @@ class GradientEnd(Event):
 
 EVENT_TYPES: dict[str, type] = {cls.kind: cls for cls in (
     TapeBegin, TapeEnd, TapeReset, Watch, Op, OpSkipped, Leave, State,
-    GradientBegin, BackwardStep, Accumulate, GradientEnd)}
+    GradientBegin, GradientRow, BackwardStep, Accumulate, GradientEnd)}
 
 
 def _defaults(cls) -> dict:
@@ -338,6 +355,6 @@ class TraceFormatError(ValueError):
 
 __all__ = [
     "Event", "TapeBegin", "TapeEnd", "TapeReset", "Watch", "Op", "OpSkipped", "Leave", "State",
-    "GradientBegin", "BackwardStep", "Accumulate", "GradientEnd", "Summary", "summarize",
+    "GradientBegin", "GradientRow", "BackwardStep", "Accumulate", "GradientEnd", "Summary", "summarize",
     "TraceFormatError", "EVENT_TYPES", "FORMAT", "VERSION", "WINDOW_OPS", "WINDOW_HEAD",
 ]

@@ -189,6 +189,13 @@ def run_tour(outdir, formats=("png",), only=None) -> list:
         path = outdir / f"animation-{name}.gif"
         make().save(path, fps=1.0, dpi=80)
         written.append(path)
+    for name, make in STILLS.items():
+        if only and name not in only:
+            continue
+        anim, step = make()
+        path = outdir / f"step-{name}.png"
+        anim.frame(step, path, dpi=100)
+        written.append(path)
     return written
 
 
@@ -218,4 +225,25 @@ def animation_second_derivative():
 ANIMATIONS = {
     "sum-rule": animation_sum_rule,
     "second-derivative": animation_second_derivative,
+}
+
+
+def still_jacobian_rows():
+    """y = x·Σx at x = [1, 2]: the Jacobian [[4, 1], [2, 5]], one backward pass per row; the player as row 2's
+    pass ends (row 1 listed, row 2 summed in the table).  Returns the player and the step to draw."""
+    x = ad.constant([1.0, 2.0])
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            s = ad.reduce_sum(x)
+            y = x * s
+        tape.jacobian(y, x)
+    anim = viz.animate(tr, names={"x": x, "s": s, "y": y}, title="The Jacobian of y = x·Σx, one backward pass per row")
+    step = max(k for k, st in enumerate(anim.steps) if st["title"].startswith("Backward step") and "row 2 of 2" in st["title"])
+    return anim, step
+
+
+# Single steps of a player, written as step-NAME.png.
+STILLS = {
+    "jacobian-rows": still_jacobian_rows,
 }

@@ -21,10 +21,10 @@ linear in the size of the document.
 ...         y = x * x
 >>> traces.from_json(traces.to_json(tr.events)) == tr.events
 True
->>> traces.from_json('{"format": "autodiff_viz.trace", "version": 2, "events": [{"kind": "nope"}]}')
+>>> traces.from_json('{"format": "autodiff_viz.trace", "version": 3, "events": [{"kind": "nope"}]}')
 Traceback (most recent call last):
 ...
-autodiff_viz.events.TraceFormatError: events[0]: unknown event kind 'nope' (known: tape_begin, tape_end, tape_reset, watch, op, op_skipped, leave, state, gradient_begin, backward_step, accumulate, gradient_end)
+autodiff_viz.events.TraceFormatError: events[0]: unknown event kind 'nope' (known: tape_begin, tape_end, tape_reset, watch, op, op_skipped, leave, state, gradient_begin, gradient_row, backward_step, accumulate, gradient_end)
 """
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ import types
 import typing
 from typing import Union
 
-from .events import (EVENT_TYPES, FORMAT, HEAD, VERSION, WINDOW_HEAD, Accumulate, BackwardStep, Event, Leave,
-                     Op, OpSkipped, Summary, TraceFormatError, Watch)
+from .events import (EVENT_TYPES, FORMAT, HEAD, VERSION, WINDOW_HEAD, Accumulate, BackwardStep, Event,
+                     GradientRow, Leave, Op, OpSkipped, Summary, TraceFormatError, Watch)
 
 
 MAX_JSON_CHARS = 2 ** 30  # the longest document from_json reads unless told otherwise
@@ -549,6 +549,9 @@ def check(events) -> None:
             if len(e.grads) > len(e.inputs):
                 raise TraceFormatError(f"event {e.seq} (backward_step {e.op_type}): {len(e.grads)} gradients "
                                        f"for {len(e.inputs)} inputs")
+        elif isinstance(e, GradientRow):
+            if not 1 <= e.row <= e.rows:
+                raise TraceFormatError(f"event {e.seq} (gradient_row): row {e.row} of {e.rows} (rows count from 1)")
         elif isinstance(e, Accumulate):
             if e.node is not None and e.node not in nodes:
                 raise TraceFormatError(f"event {e.seq} (accumulate): node {e.node} was never recorded by an "

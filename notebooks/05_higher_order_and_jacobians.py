@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -103,6 +108,65 @@ print(jacobian)
 np.testing.assert_array_equal(jacobian.numpy(), [[2.0, 0.0], [0.0, 4.0]])
 
 # %% [markdown]
+# ### One backward pass per row
+#
+# A backward pass starts from *one* number. To get the Jacobian, the tape runs one backward pass per element of the
+# target: pass $i$ seeds $y_i$ with 1 and every other element with 0, so what reaches `x` is row $i$,
+# $\partial y_i / \partial x$. The passes are separate: nothing from row 1 is added into row 2. The graph draws the
+# whole matrix in `x`'s box:
+
+# %%
+xr = ad.constant([1.0, 2.0])
+with ad.trace() as tr_jac:
+    with ad.GradientTape() as g:
+        g.watch(xr)
+        yr = xr * xr
+    jacobian_rows = g.jacobian(yr, xr)
+ad.viz.graph(tr_jac, names={"x": xr, "y": yr})
+
+# %% [markdown]
+# *Picture description:* `x` = [1.0, 2.0] (green, double blue border: the source) with two arrows into `y · Mul` =
+# [1.0, 4.0] (thick vermillion border: the target). Under `x`, in vermillion, the Jacobian `∂ [[2.0, 0.0], [0.0,
+# 4.0]]`: row 1 from the pass of `y[0]`, row 2 from the pass of `y[1]`. Under `y`, `∂ [[1.0, 0.0], [0.0, 1.0]]`:
+# each pass's seed, one row each. The legend reads `∂ [[…]] Jacobian`, and the grey note says `jacobian()` spent the
+# tape.
+
+# %%
+boxes = {n.label: n.grad.array() for n in ad.viz.graph(tr_jac, names={"x": xr, "y": yr}).model.nodes}
+np.testing.assert_array_equal(boxes["x"], jacobian_rows.numpy())
+np.testing.assert_array_equal(boxes["x"], [[2.0, 0.0], [0.0, 4.0]])
+np.testing.assert_array_equal(boxes["y"], np.eye(2))
+
+# %% [markdown]
+# The player steps through the passes one after the other. Each pass begins with a step "Row *i* of 2" and its
+# backward steps say "row *i* of 2"; its table of gradients starts empty, so every sum it writes adds only that
+# pass's contributions (row 2: `x` is reached twice, [0.0, 2.0] + [0.0, 2.0] = [0.0, 4.0]). Under the table the
+# Jacobian fills in row by row.
+
+# %%
+anim_jac = ad.viz.animate(tr_jac, names={"x": xr, "y": yr})
+anim_jac
+
+# %% [markdown]
+# *Picture description:* an interactive player with the same two boxes. Its steps: the forward `Mul`; "Backward pass
+# begins"; "Row 1 of 2: the backward pass of y[0]"; "Backward step 1, row 1 of 2: y"; "Row 2 of 2: the backward pass
+# of y[1]"; "Backward step 1, row 2 of 2: y"; "Done: the Jacobian from tape T1's 2 backward passes". Below the
+# table, "∂y/∂x row by row:" lists row 1 = [2.0, 0.0] and row 2 = … until its pass has run.
+#
+# The storyboard is plain data, so we check that the description matches it:
+
+# %%
+titles = [s["title"] for s in anim_jac.steps]
+print("\n".join(titles))
+assert titles[2:] == ["Backward pass begins", "Row 1 of 2: the backward pass of y[0]",
+                      "Backward step 1, row 1 of 2: y", "Row 2 of 2: the backward pass of y[1]",
+                      "Backward step 1, row 2 of 2: y", "Done: the Jacobian from tape T1's 2 backward passes"]
+row2 = anim_jac.steps[titles.index("Backward step 1, row 2 of 2: y")]
+assert "x: reached again, += [0.0, 2.0]: [0.0, 2.0] + [0.0, 2.0] = [0.0, 4.0]" in row2["lines"]
+assert row2["results"] == ["∂y/∂x row by row:", "  row 1, ∂y[0]/∂x = [2.0, 0.0]", "  row 2, ∂y[1]/∂x = …"]
+assert anim_jac.steps[-1]["results"][-1] == "∂y/∂x = [[2.0, 0.0], [0.0, 4.0]]"
+
+# %% [markdown]
 # A Jacobian with respect to a layer's kernel: 4 examples times 3 outputs, for a 2×3 kernel.
 
 # %%
@@ -164,6 +228,36 @@ print(hessian.numpy())
 a, b, c = 1.0, 2.0, 3.0
 expected = np.array([[6 * a, c, b], [c, 6 * b, a], [b, a, 6 * c]])
 np.testing.assert_allclose(hessian.numpy(), expected, rtol=1e-6)
+
+# %% [markdown]
+# The Hessian is drawn the same way: `outer.jacobian` runs one backward pass per element of `grad`, through the ops
+# the outer tape recorded while the inner tape computed `grad`. Each pass gives one row of the Hessian.
+
+# %%
+xh = ad.Variable([1.0, 2.0, 3.0], name="x")
+with ad.trace() as tr_hess:
+    with ad.GradientTape() as outer:
+        with ad.GradientTape() as inner:
+            fh = ad.reduce_sum(xh**3) + xh[0] * xh[1] * xh[2]
+        grad_h = inner.gradient(fh, xh)
+    hessian_rows = outer.jacobian(grad_h, xh)
+np.testing.assert_allclose(hessian_rows.numpy(), expected, rtol=1e-6)
+anim_hess = ad.viz.animate(tr_hess, names={"grad": grad_h})
+anim_hess
+
+# %% [markdown]
+# *Picture description:* the player of both tapes. After the inner tape's pass ("Done: gradients of tape T2",
+# ∂target/∂x = [9.0, 15.0, 29.0]) come three passes of tape T1, "Row 1 of 3", "Row 2 of 3", "Row 3 of 3", each
+# starting with an empty table. At the end the list under the table holds the three rows of the Hessian, [6.0, 3.0,
+# 2.0], [3.0, 12.0, 1.0] and [2.0, 1.0, 18.0], then a line for the whole 3×3 matrix.
+
+# %%
+titles = [s["title"] for s in anim_hess.steps]
+assert [t for t in titles if t.startswith("Row ")] == [f"Row {i} of 3: the backward pass of grad[{i - 1}] (tape T1)"
+                                                      for i in (1, 2, 3)]
+assert "∂target/∂x = [9.0, 15.0, 29.0]" in anim_hess.steps[titles.index("Done: gradients of tape T2")]["results"]
+rows = [r.split(" = ")[1] for r in anim_hess.steps[-1]["results"] if r.startswith("  row ")]
+assert rows == ["[6.0, 3.0, 2.0]", "[3.0, 12.0, 1.0]", "[2.0, 1.0, 18.0]"]
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(9, 4))

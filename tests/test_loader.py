@@ -6,7 +6,7 @@ import pytest
 import autodiff_viz as ad
 from autodiff_viz import events as ev, traces
 
-HEAD = '{"format":"autodiff_viz.trace","version":2,"events":['
+HEAD = '{"format":"autodiff_viz.trace","version":' + str(ev.VERSION) + ',"events":['
 
 
 def _watch(**fields):
@@ -72,8 +72,9 @@ HOSTILE = {
                        r"attrs.k\[1\]: number inf"),
     "NaN literal": (_doc(_watch()).replace('"tensor": 5', '"tensor": NaN'), "NaN is not allowed"),
     "integer of 5000 digits": (_doc(_watch()).replace('"tensor": 5', '"tensor": ' + "9" * 5000), "not valid JSON"),
-    "version as a float": (_doc().replace('"version": 2', '"version": 2.0'), "unsupported trace version"),
-    "version true": (_doc().replace('"version": 2', '"version": true'), "unsupported trace version"),
+    "version as a float": (_doc().replace(f'"version": {ev.VERSION}', f'"version": {ev.VERSION}.0'),
+                           "unsupported trace version"),
+    "version true": (_doc().replace(f'"version": {ev.VERSION}', '"version": true'), "unsupported trace version"),
     "a list, not an object": ("[]", "a trace is a JSON object"),
     "events not a list": (_doc().replace('"events": []', '"events": {}'), "'events' must be a list"),
     "attrs nested too deeply": (_doc(_op(attrs={"k": [[[[[1]]]]]})), "nested too deeply"),

@@ -285,7 +285,11 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
 
     ``target``/``sources``: tensors to highlight the path between (default:
     those of the last ``gradient()`` call); passing them prunes the graph to
-    that path unless ``prune=False``.  ``tape``: with a trace, only what this
+    that path unless ``prune=False``.  ``gradient``: which gradient call's
+    path (and arrows) to show, counted as a list is indexed over the calls in
+    the picture in the order they ran: ``0`` is the first (labelled ``T1#1``),
+    ``1`` the second (``T1#2``), ``-1`` (the default) the last; an index out of
+    range raises ``IndexError`` naming the calls there are.  ``tape``: with a trace, only what this
     tape (a ``GradientTape`` or its number ``T1``, ``T2``... as ``1``, ``2``)
     recorded.  ``collapse``: ``True`` folds every name scope (and Module) into
     one box; a list folds only those scopes.  ``mark``: tensors (or

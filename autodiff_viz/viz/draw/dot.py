@@ -266,10 +266,16 @@ class _Writer:
                 bits.append(f"{t.skipped_ops} op(s) skipped by stop_recording")
             state = ""
             if t.spent:
-                state = f' <font color="{VERMILLION}"><b>· spent: gradient() was called, the tape cannot be reused</b></font>'
+                state = (f' <font color="{VERMILLION}"><b>· spent: {self.spent_by([t.index])} was called, the tape '
+                         'cannot be reused</b></font>')
             about = esc(", ".join(bits), L.TITLE_LIMIT, "end")
             parts.append(f"<b>tape {tape_name(t.index)}</b> ({about}){state}")
         return LEFT.join(parts)
+
+    def spent_by(self, tapes) -> str:
+        """The call that spent these tapes, as the code wrote it: ``gradient()``, ``jacobian()``..."""
+        used = dict.fromkeys(f"{g.method}()" for g in self.m.gradients if g.tape in tapes)
+        return " or ".join(used) or "gradient()"
 
     def quiet_title(self, tapes) -> str:
         """Classroom: what is special about the tapes, in grey sentences (nothing for one plain tape)."""
@@ -290,7 +296,8 @@ class _Writer:
         if spent:
             who = (f"Tape {spent[0]} is" if len(spent) == 1
                    else f"Tapes {', '.join(spent[:-1])} and {spent[-1]} are")
-            said.append(f"{who} spent: gradient() was called, and a non-persistent tape can be used only once.")
+            used = self.spent_by([t.index for t in tapes if t.spent])
+            said.append(f"{who} spent: {used} was called, and a non-persistent tape can be used only once.")
         if not said:
             return ""
         lines, line = [], ""

@@ -45,6 +45,9 @@ def entries(w, compact: bool = False) -> list:
     if "grad" in present:
         out.append((f"{grad}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
                     "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
+    if _jacobian(w) and ("grad" in present or w.edge_labels):
+        text = JACOBIAN_ROWS.format(of=of)
+        out.append((f"{grad}∂ [[…], […]]</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ [[…], […]] {text}", True))
     if w.edge_labels:
         text = "on an arrow: the gradient the backward pass sent back along it"
         out.append((f"{grad}∂ 3.0</font>{NBSP}{text}", f"∂ 3.0 {text}", True))
@@ -72,9 +75,10 @@ def compact_entries(w) -> list:
     grad = f'<font color="{_look.GRADIENT}">'
     for key in COMPACT_ORDER:
         if key == "grad" and ("grad" in w.present or w.edge_labels):
-            text = f"{grad}∂ 6.0</font>{NBSP}gradient"
-            out.append((f'<td border="0" cellpadding="3"><font point-size="10">{text}</font></td>', "∂ 6.0 gradient",
-                        False))
+            example, says = ("[[…]]", "Jacobian") if _jacobian(w) else ("6.0", "gradient")
+            text = f"{grad}∂ {example}</font>{NBSP}{says}"
+            out.append((f'<td border="0" cellpadding="3"><font point-size="10">{text}</font></td>',
+                        f"∂ {example} {says}", False))
         elif key == "calls" and w.many_grads:
             tag, text = (("T1#2", "tape T1's 2nd gradient() call") if w.many_calls else ("T2", "tape T2's gradient()"))
             out.append((f'<td border="0" cellpadding="3"><font point-size="10">{grad}∂ {tag}</font>: {text}</font></td>',
@@ -84,6 +88,16 @@ def compact_entries(w) -> list:
             text = esc(word, L.TITLE_LIMIT, "end")
             out.append((swatch(LOOKS[key], text), text, False))
     return out
+
+
+# What a box or arrow shows after jacobian()/batch_jacobian(): one backward pass per element of the target.
+JACOBIAN_ROWS = ("after jacobian(): the Jacobian of {of} with respect to that tensor, row i from the backward "
+                 "pass of the target's element i")
+
+
+def _jacobian(w) -> bool:
+    """Whether the picture shows a Jacobian call's rows (see :mod:`..model.rows`)."""
+    return any(g.rows for g in w.m.gradients)
 
 
 def swatch(lk, text) -> str:

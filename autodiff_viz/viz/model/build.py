@@ -36,6 +36,7 @@ from ...traces import check
 from . import window as _window
 from .fold import _collapse
 from .graph import (CONSTANT, NUMPY, OP, SKIPPED, VARIABLE, WATCHED, Edge, Gradient, GraphModel, Node, Tape)
+from . import rows as _rows
 from .path import _mark_path, _prune
 
 
@@ -91,6 +92,8 @@ class _Builder:
         self.edges: list[Edge] = []
         self.edge_at: dict[tuple, Edge] = {}       # (engine node id, input index) -> edge
         self.gradients: list[Gradient] = []
+        self.rows: dict[tuple, _rows.Rows] = {}     # (tape index, call) -> a Jacobian call's rows
+        self.row_shapes: dict[int, tuple] = {}       # id of a Gradient -> its target's shape (per example: batch)
         self.watch: dict[int, ev.Watch] = {}
         self.names: dict[int, str] = {}
         self.scopes: dict[str, None] = {}
@@ -205,26 +208,46 @@ class _Builder:
                     self.gradients.append(Gradient(tape=t.index, call=e.call, method=e.method,
                                                    targets=e.targets, sources=e.sources,
                                                    source_names=e.source_names))
+                    value = e.target_values[0] if e.target_values else None
+                    if value is not None:  # a jacobian's rows count the elements of this shape
+                        shape = tuple(value.shape)
+                        self.row_shapes[id(self.gradients[-1])] = shape[1:] if e.method == "batch_jacobian" else shape
+            elif isinstance(e, ev.GradientRow):
+                g = self.current_gradient(t)
+                if g is not None:
+                    g.rows = e.rows
+                    rows = self.rows.setdefault((t.index, g.call), _rows.Rows(e.rows, self.row_shapes.get(id(g), ())))
+                    rows.row = e.row
             elif isinstance(e, ev.BackwardStep):
-                if e.node in self.windows and (g := self.current_gradient(t)) is not None:
+                g = self.current_gradient(t)
+                if e.node in self.windows and g is not None:
                     self.windows[e.node][1].append(((t.index, g.call), e))
+                rows = self.rows.get((t.index, g.call)) if g is not None else None
                 for i, s in enumerate(e.grads):
                     edge = self.edge_at.get((e.node, i))
                     if edge is not None:
                         edge.grad = s
-                        g = self.current_gradient(t)
-                        if g is not None:
+                        if rows is not None:  # one row of a Jacobian: stacked when the call ends
+                            rows.put(("edge", id(edge)), rows.row, s)
+                        elif g is not None:
                             edge.grads[(t.index, g.call)] = s
             elif isinstance(e, ev.Accumulate):
                 g = self.current_gradient(t)
                 node = self.by_raw_tensor.get(e.tensor)
                 if node is not None and g is not None and e.total is not None:
-                    node.grads[(t.index, g.call)] = e.total
+                    rows = self.rows.get((t.index, g.call))
+                    if rows is not None:
+                        rows.put(("node", node.id), rows.row, e.total)
+                    else:
+                        node.grads[(t.index, g.call)] = e.total
             elif isinstance(e, ev.GradientEnd):
                 g = self.current_gradient(t)
                 if g is not None:
                     g.results = e.results
                     g.done = True
+                    rows = self.rows.get((t.index, g.call))
+                    if rows is not None:
+                        self.stack_rows(g, rows, e)
                 if e.spent:
                     t.spent = True
         for raw, (op, steps) in self.windows.items():
@@ -236,6 +259,22 @@ class _Builder:
                           gradients=self.gradients, scopes=list(self.scopes),
                           selected_tape=self.tapes[self.tape_filter].index
                           if self.tape_filter in self.tapes else None)
+
+    def stack_rows(self, g: Gradient, rows: _rows.Rows, end: ev.GradientEnd):
+        """A Jacobian call's gradients: every row of each tensor and edge stacked (a source: the engine's result)."""
+        key, batch = (g.tape, g.call), g.method == "batch_jacobian"
+        results = {t: r for t, r in zip(end.sources, end.results)}
+        edges = {id(edge): edge for edge in self.edges}
+        for (what, ident), parts in rows.parts.items():
+            if what == "edge":
+                edge = edges[ident]
+                src = self.nodes[edge.src]
+                edge.grads[key] = edge.grad = _rows.stack(parts, src.shape, src.dtype, rows.row_shape, batch)
+                continue
+            node = self.nodes[ident]
+            given = results.get(node._raw)
+            node.grads[key] = (given if given is not None
+                               else _rows.stack(parts, node.shape, node.dtype, rows.row_shape, batch))
 
     def current_gradient(self, t: Tape) -> Gradient | None:
         for g in reversed(self.gradients):

@@ -137,7 +137,8 @@ def _call_text(key, g, by_raw, index, labels) -> str:
     if g is None:
         return call_name(key)
     targets = [labels[index[n.id]] for t in g.targets if (n := by_raw.get(t)) is not None]
-    return f"{call_name(key)} ({g.method} of {', '.join(targets) or 'a tensor not shown'})"
+    rows = f", one backward pass per row: {g.rows} rows" if g.rows else ""
+    return f"{call_name(key)} ({g.method} of {', '.join(targets) or 'a tensor not shown'}{rows})"
 
 
 def _rule(n: M.Node, ins: list, nodes: list, index: dict, labels: list) -> list:

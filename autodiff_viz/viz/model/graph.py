@@ -138,6 +138,7 @@ class Gradient:
     source_names: tuple
     results: tuple = ()         # Summary or None per source
     done: bool = False
+    rows: int = 0               # jacobian/batch_jacobian: its backward passes, one per row (0: one pass, gradient)
 
 
 @dataclass

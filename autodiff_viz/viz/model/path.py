@@ -1,19 +1,17 @@
 """The path a picture highlights: from the target back to the sources, and pruning to it."""
 from __future__ import annotations
 
+from ..text.words import call_name
 from .graph import CONSTANT, SCOPE, GraphModel, reachable
 
 
 def _mark_path(model: GraphModel, b, target, sources, gradient):
     chosen = None
-    if target is None and sources is None and model.gradients:
+    if target is None and sources is None and (model.gradients or gradient != -1):
         pool = model.gradients
         if model.selected_tape is not None:
             pool = [g for g in pool if g.tape == model.selected_tape] or pool
-        try:
-            chosen = pool[gradient]
-        except IndexError:
-            chosen = pool[-1]
+        chosen = pool[call_index([call_name((g.tape, g.call)) for g in pool], gradient)]
         target, sources = chosen.targets, chosen.sources
         for e in model.edges:  # label the edges with what the chosen call sent, not the last call
             if e.grads:
@@ -40,6 +38,32 @@ def _mark_path(model: GraphModel, b, target, sources, gradient):
     for e in model.edges:
         e.on_path = e.kind == "data" and e.src in path and e.dst in path
         e.dimmed = not e.on_path and (model.nodes[e.dst].dimmed or model.nodes[e.src].dimmed)
+
+
+def call_index(calls, gradient) -> int:
+    """``gradient=`` checked against the calls a picture can show (0 is the first, ``T1#1``; -1 the last).
+
+    Counted as a list is indexed, over the gradient calls in the picture (of
+    the tape chosen with ``tape=``), in the order they ran.
+
+    >>> call_index(["T1#1", "T1#2"], -1), call_index(["T1#1", "T1#2"], 0)
+    (-1, 0)
+    >>> call_index(["T1#1", "T1#2"], 2)
+    Traceback (most recent call last):
+    ...
+    IndexError: graph: gradient=2 is out of range: the picture has 2 gradient calls, T1#1 to T1#2, so gradient= counts from 0 (T1#1) to 1 (T1#2), or -1 for the last
+    """
+    if isinstance(gradient, bool) or not isinstance(gradient, int):
+        raise TypeError(f"graph: gradient= must be an int (0 for the first gradient call, -1 for the last), got "
+                        f"{gradient!r:.60} ({type(gradient).__name__})")
+    n = len(calls)
+    if not -n <= gradient < n:
+        if not n:
+            raise IndexError(f"graph: gradient={gradient} is out of range: the picture has no gradient calls")
+        which = f"1 gradient call, {calls[0]}" if n == 1 else f"{n} gradient calls, {calls[0]} to {calls[-1]}"
+        raise IndexError(f"graph: gradient={gradient} is out of range: the picture has {which}, so gradient= counts "
+                         f"from 0 ({calls[0]}) to {n - 1} ({calls[-1]}), or -1 for the last")
+    return gradient
 
 
 def _as_tuple(x):

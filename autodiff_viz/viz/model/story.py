@@ -36,6 +36,7 @@ from ..text import labels as L
 from ..text import words as W
 from . import graph as M
 from . import window as _window
+from .story_rows import RowBook
 from ..text.numbers import fmt_number, fmt_short, fmt_value, scalar
 
 
@@ -123,6 +124,29 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         return f"tape {W.tape_name(tape_no.get(t, t))}"
 
     board = _Board(model)
+    panel: dict[int, dict] = {}   # node id -> {"terms": count, "total": text} (to know what is new)
+    consumed: set[int] = set()
+
+    def arrivals(i, tape, node, book):
+        """The accumulations that event ``i`` (a pass's start, or node ``node``'s rule) made, each put in the table
+        (and a Jacobian's ``book``): yields ``(node, event, table row)`` for those drawn."""
+        for j in _following(events, i, tape, node):
+            a = events[j]
+            consumed.add(j)
+            if book is not None:
+                book.seen(a.tensor, a.total)
+            n = by_raw.get(a.tensor)
+            if n is not None:
+                yield n, a, _panel_row(board, panel, n, shown[n.id], a)
+
+    def seeds(i, tape, lines, book):
+        """The seeds after event ``i`` (a backward pass's start) into the table and ``lines``; returns the node ids."""
+        recv = []
+        for n, a, _ in arrivals(i, tape, None, book):
+            recv.append(n.id)
+            lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
+        return recv
+
     b = board.delta
     b["alive"] = [n.id for n in nodes if n.is_leaf]
     b["vals"] = [[n.id, fmt_short(n.value)] for n in nodes if n.is_leaf and n.value is not None]
@@ -139,10 +163,9 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     title = L.shorten(L.clean(title), L.TITLE_LIMIT, "end") if title else None
     board.step("start", title or "Forward and backward pass, step by step", lines=intro)
 
-    panel: dict[int, dict] = {}   # node id -> {"terms": count, "total": text} (to know what is new)
     seen_ops: set[int] = set()
-    consumed: set[int] = set()
     fwd_count = 0
+    book = None  # a jacobian call's rows (one backward pass each), while one runs
     for i, e in enumerate(events):
         if i in consumed:
             continue
@@ -196,18 +219,24 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             lines = [f"{tape_name(e.tape)}.{e.method}(target, sources): the backward pass starts.",
                      "The tape runs its records in reverse: a node's rule runs only after every",
                      "path from the target has delivered its contribution (reverse topological order)."]
-            recv = []
-            for j in _following(events, i, e.tape, None):
-                a = events[j]
-                consumed.add(j)
-                n = by_raw.get(a.tensor)
-                if n is None:
-                    continue
-                _panel_row(board, panel, n, shown[n.id], a)
-                recv.append(n.id)
-                lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
+            book = RowBook.of(e, label_of)
+            if book is not None:
+                lines[0] = (f"{tape_name(e.tape)}.{e.method}(target, sources): one backward pass per element of "
+                            "the target, each giving one row of the Jacobian.")
+            recv = seeds(i, e.tape, lines, book)
             head = f"Backward pass of {tape_name(e.tape)} begins" if many_tapes else "Backward pass begins"
             board.step("seed", head, recv=[gid[k] for k in recv], lines=lines)
+        elif kind == "gradient_row":
+            if book is None:
+                continue
+            head = book.begin(e)
+            b = board.delta
+            panel.clear()
+            b["reset"], b["results"] = True, book.matrix()  # a new pass: its sums start again
+            lines = book.lines()
+            recv = seeds(i, e.tape, lines, book)
+            board.step("seed", head + (f" ({tape_name(e.tape)})" if many_tapes else ""),
+                       recv=[gid[k] for k in recv], lines=lines)
         elif kind == "backward_step":
             op = op_events.get(e.node)
             node = by_raw.get(e.output)
@@ -216,16 +245,10 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             board.delta["order"].append([node.id, str(e.step)])
             lines, numbers = _rule_lines(op, e, label_of)
             recv, acc_lines, totals = [], [], {}
-            for j in _following(events, i, e.tape, e.node):
-                a = events[j]
-                consumed.add(j)
-                n = by_raw.get(a.tensor)
-                if n is None:
-                    continue
-                row = _panel_row(board, panel, n, shown[n.id], a)
-                if a.count > 1:
+            for n, a, row in arrivals(i, e.tape, e.node, book):
+                if a.count > 1:  # the earlier terms, when left out, are said to be: "… + c + d = total"
                     acc_lines.append(f"{shown[n.id]}: reached again, += {fmt_value(a.contribution)}: "
-                                     f"{' + '.join(row['terms'][-4:])}{' …' if len(row['terms']) > 4 else ''}"
+                                     f"{'… + ' if len(row['terms']) > 4 else ''}{' + '.join(row['terms'][-4:])}"
                                      f" = {fmt_value(a.total)}")
                 recv.append(n.id)
                 totals[shown[n.id]] = fmt_value(a.total)
@@ -233,16 +256,28 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             acc_lines = _window.player_lines(node, e.seq) + acc_lines
             active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
                       and model.edges[k].index < len(e.grads) and e.grads[model.edges[k].index] is not None]
-            head = f"Backward step {e.step}: {shown[node.id]}" + (f" ({tape_name(e.tape)})" if many_tapes else "")
+            row_tag = book.tag() if book is not None else ""
+            head = (f"Backward step {e.step}{row_tag}: {shown[node.id]}"
+                    + (f" ({tape_name(e.tape)})" if many_tapes else ""))
             board.step("backward", head, node=gid[node.id], recv=[gid[k] for k in recv], edges=active,
                        lines=lines + acc_lines, numbers=numbers)
         elif kind == "gradient_end":
             results = [f"∂target/∂{label_of(t)} = {fmt_value(r) if r is not None else 'None'}"
                        for t, r in zip(e.sources, e.results)]
-            board.delta["results"] = results
+            done = f"Done: gradients of {tape_name(e.tape)}"
+            if book is not None:
+                book.finish()
+                results = [r.replace("∂target/", f"∂{book.target}/", 1) for r in results]
+                done = f"Done: the Jacobian from {tape_name(e.tape)}'s {book.rows} backward passes"
+                board.delta["results"] = book.matrix() + results
+                key = (tape_no.get(e.tape), book.call)
+                # the boxes now show every row (the model stacks them), not the last pass's
+                board.delta["grads"].extend([n.id, fmt_short(n.grads[key])] for n in nodes if key in n.grads)
+                book = None
+            else:
+                board.delta["results"] = results
             recv = [gid[by_raw[t].id] for t, r in zip(e.sources, e.results) if r is not None and t in by_raw]
-            board.step("done", f"Done: gradients of {tape_name(e.tape)}", lines=results or ["(no sources)"],
-                       recv=recv)
+            board.step("done", done, lines=results or ["(no sources)"], recv=recv)
         elif kind == "state":
             n = by_raw.get(e.variable)
             name = L.shorten(L.clean((e.name or "variable").split(":")[0]))
