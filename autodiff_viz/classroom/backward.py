@@ -77,7 +77,7 @@ def check_backward(forward: Callable, inputs: Mapping[str, Any], backward: Any, 
                 names={i: k for k, i in ids.items()}, mark_legend=BACKWARD_MARK)
     order = _backward_order(tr.events)
     checked = sorted(range(len(wanted)), key=lambda j: (order.get(ids[wanted[j]], (float("inf"), 0)), j))
-    sizes = {int(n) for t in named.values() for n in getattr(t, "shape", ())}
+    sizes = {int(n) for t in named.values() for n in (*t.shape, np.prod(t.shape, dtype=int))}  # for a 1/n
     for j in checked:
         name, exp = wanted[j], right[j]
         verdict = _compare(name, answers.get(name, _MISSING), exp, rtol, atol)
@@ -91,7 +91,8 @@ def check_backward(forward: Callable, inputs: Mapping[str, Any], backward: Any, 
         exp_a = None if exp is None else np.asarray(exp.numpy(), dtype=np.float64)
         slip = ""
         if got is not None and exp_a is not None:
-            slip = name_slip(name, got, exp_a, upstream=local.upstream, sizes=sizes)
+            slip = _one_use_only(name, got, local.uses, rtol, atol) or name_slip(
+                name, got, exp_a, upstream=local.upstream, sizes=sizes)
         message = " ".join(s for s in (verdict[0], slip, local.words) if s)
         note = f"d{name}: expected {_fmt(exp_a) if exp_a is not None else 'None'}, got " \
                f"{'None' if got is None else _fmt(got)}" + (f"; = {local.short}" if local.short else "")
@@ -193,7 +194,7 @@ def _upstream_times_local(events, tensor, named, ids) -> _Local:
     sends = [(e, slot) for e in events if isinstance(e, _events.BackwardStep)
              for slot, (i, g) in enumerate(zip(e.inputs, e.grads)) if i == tensor and g is not None]
     if not sends:
-        return _Local(words="", short="", upstream=None, step=0, node=0, op_type="", index=0, output=None)
+        return _Local(words="", short="", upstream=None, step=0, node=0, op_type="", index=0, output=None, uses=[])
     parts = []
     for e, slot in sends:
         op = ops.get(e.node)
@@ -212,7 +213,8 @@ def _upstream_times_local(events, tensor, named, ids) -> _Local:
     short = f"upstream dL/d{_out(e, label)} × {op.partials[slot] if op and op.partials else '…'}"
     up = e.upstream.array() if e.upstream is not None else None
     return _Local(words=words, short=short if len(sends) == 1 else f"the sum over {len(sends)} uses",
-                  upstream=up, step=e.step, node=e.node, op_type=e.op_type, index=slot, output=e.output)
+                  upstream=up, step=e.step, node=e.node, op_type=e.op_type, index=slot, output=e.output,
+                  uses=[(e.op_type, e.grads[slot].array()) for e, slot in sends])
 
 
 def _fmt_summary(s) -> str:
@@ -235,3 +237,15 @@ def _formula(op, label) -> str:
         letters = [x.upper() for x in letters]
     known = [f"{x} = {label[i]}" for x, i in zip(letters, op.inputs) if i in label]
     return op.formula + (f", {', '.join(known)}" if known else "")
+
+
+def _one_use_only(name, got, uses, rtol, atol) -> str:
+    """A tensor used several times whose answer is the gradient through one use only."""
+    if len(uses) < 2:
+        return ""
+    for k, (op_type, part) in enumerate(uses):
+        if part is not None and part.shape == got.shape and np.allclose(got, part, rtol=rtol, atol=atol):
+            others = ", ".join(o for j, (o, _) in enumerate(uses) if j != k)
+            return (f"Your d{name} is the gradient through {op_type} only: {name} is used {len(uses)} times, "
+                    f"so add the gradient through {others} too.")
+    return ""

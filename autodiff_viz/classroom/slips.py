@@ -76,6 +76,14 @@ def name_slip(name: str, got: np.ndarray, exp: np.ndarray, *, upstream, sizes, r
             return f"Your {d} is 1/{n} of the right one: the 1/n of the mean is applied twice."
     if abs(r + 1) < 1e-3:
         return f"Your {d} has the right size but the wrong sign."
-    if abs(r - 1) > 1e-3:
-        return f"Your {d} is the right one times {r:.4g}: a constant factor is off."
+    for q in (1, 2, 3, 4):   # a simple ratio (2, 1/2, 3/2...) is a slip; 1.161 is just a wrong number
+        if abs(r - 1) > 1e-3 and abs(r * q - round(r * q)) < 1e-3 * q and abs(round(r * q)) <= 8:
+            return f"Your {d} is the right one times {_fraction(round(r * q), q)}: a constant factor is off."
     return ""
+
+
+def _fraction(p, q) -> str:
+    from math import gcd
+    k = gcd(p, q)
+    p, q = p // k, q // k
+    return str(p) if q == 1 else f"{p}/{q}"
