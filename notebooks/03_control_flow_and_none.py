@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -131,7 +136,7 @@ why
 
 # %% [markdown]
 # *Picture description:* on the second pass `x` is a plain tensor that no one watched, so `x + 1` used no watched
-# value and the tape recorded nothing at all: there is no `Add` node. The graph is a single box, labelled `source`
+# value and the tape recorded nothing at all: there is no Add node. The graph is a single box, labelled `source`
 # (value 3.0), filled light vermillion with a ✗ and the note "Never watched by this tape."
 #
 # ### 2. A detour through NumPy
@@ -154,7 +159,7 @@ why
 
 # %% [markdown]
 # *Picture description:* `x` feeds a `Pow` node, marked with a ✗; a dashed vermillion arrow labelled "path breaks"
-# leads from it to a box "left the package". The final `reduce_mean` is not drawn at all: its input was a new
+# leads from it to a box "left the package". The final reduce_mean is not drawn at all: its input was a new
 # constant that no tape watched, so nothing recorded it.
 #
 # ### 3. Integers
@@ -198,8 +203,9 @@ why
 
 # %% [markdown]
 # *Picture description:* `x1` feeds a `Pow` node giving `y`; `x1` is marked with a ✗ where the path breaks, with a
-# note that `assign_add` changed it on the tape; `x0` stands alone, also marked: it is not on the tape, only `x1`'s
-# new value is.
+# note that `assign_add` changed it on the tape. `x0` is drawn apart, `x0 → Identity` (reading its value for
+# `assign_add`), also marked: the arrow ends at that `Identity` box, and nothing joins it to `y`; only `x1`'s new
+# value is on the path.
 #
 # ### 5. Paused recording
 #

@@ -50,7 +50,7 @@ assert not wrong.passed and "Missing transpose" in wrong.message and wrong.marke
 # %% [markdown]
 # *Picture description:* the verdict "Not yet" says "Missing transpose: your dW has shape (2, 3), the transpose of W
 # (3, 2)", with the upstream × local step (`MatMul` received the upstream $C$ and its rule for `W` is "Aᵀ @
-# upstream"). The graph: `X` and `W` into `MatMul` (the box `Y`), then `Mul` with the constant `C` and the target
+# upstream"). The graph: `X` and `W` into `MatMul` (the box `Y`), then `Mul` with the constant C and the target
 # `loss`; `W` is filled light vermillion with a ✗ and the note "dW: expected …, got …".
 #
 # ## 1. The MatMul rule
