@@ -16,6 +16,8 @@
 # %% [markdown]
 # # 1. Gradient tapes and what they watch
 #
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
+#
 # Training a model means asking, again and again: *if I nudge this number, how much does the loss change?*
 # That rate of change is the **gradient**. Automatic differentiation computes it for us, exactly, from the
 # code we already wrote.

@@ -16,6 +16,8 @@
 # %% [markdown]
 # # 2. Intermediate results, persistent tapes and non-scalar targets
 #
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
+#
 # The tape remembers every watched computation, so we can ask for gradients with respect to values in the middle
 # of it, ask several questions of one recording, and differentiate targets that are whole tensors.
 

@@ -16,6 +16,8 @@
 # %% [markdown]
 # # 3. Control flow, and when the gradient is `None`
 #
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
+#
 # The tape records what actually ran. Python `if`s and loops therefore just work, and are invisible to the gradient.
 # When the path from target back to source is broken, `gradient()` returns `None`. `ad.viz.explain` says why,
 # in words and on the graph, marking **where the path breaks**.
@@ -300,6 +302,16 @@ except LookupError as e:
     assert "AdjustContrastv2" in str(e)
 
 # %% [markdown]
+# ### Why `None` and not 0?
+#
+# A gradient of 0 and no gradient are different facts. 0 means a recorded path joins the source to the target and
+# the slope along it is 0 at this point: `relu` below 0, the branch `where` did not choose, a saturated `tanh`.
+# Nudge the source a little and the target does not move, here. `None` means the tape found no path at all: nothing
+# it recorded read the source, or a rule on the only path sends nothing back (`StopGradient`, `Round`). That is
+# most often a mistake (a value not watched, a detour through NumPy, an integer dtype), so TensorFlow says `None`
+# instead of quietly handing an optimizer a gradient of zeros, which would train nothing without a word.
+# [Notebook 9](09_backprop_by_hand.ipynb) comes back to this with the rules of the backward pass.
+#
 # ### Zeros instead of `None`
 #
 # When "not connected" should simply mean zero, ask for it:

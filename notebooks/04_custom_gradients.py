@@ -16,6 +16,8 @@
 # %% [markdown]
 # # 4. Custom gradients and registering a gradient rule
 #
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
+#
 # Every op carries a **rule**: given the **upstream gradient** (how the target changes with the op's output), it
 # returns how the target changes with each input. Sometimes we want to write that rule ourselves:
 #

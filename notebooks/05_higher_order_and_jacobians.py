@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # 5. Higher-order gradients, Jacobians, batch Jacobians and a Hessian
+#
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
 #
 # A gradient computed *inside* another tape is itself recorded by that outer tape, so it can be differentiated
 # again. That one fact gives second derivatives, Hessians and more, with no new API.

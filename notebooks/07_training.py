@@ -16,6 +16,8 @@
 # %% [markdown]
 # # 7. Training: the toy network, then a small MLP
 #
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
+#
 # Training is the loop: forward pass on a tape, gradient of the loss with respect to the variables, a small step
 # against the gradient ($w \leftarrow w - \eta\,\nabla_w L$), repeat.
 

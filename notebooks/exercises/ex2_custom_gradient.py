@@ -16,6 +16,8 @@
 # %% [markdown]
 # # Exercise 2: a custom gradient that does not blow up
 #
+# *The words used here are defined in the [glossary](../GLOSSARY.md).*
+#
 # The length of a vector, $\lVert x \rVert = \sqrt{\sum x_i^2}$, has gradient $x / \lVert x \rVert$, which is $0/0$
 # at $x = 0$: the default rules give `nan`, and one `nan` ruins a whole training run.
 
