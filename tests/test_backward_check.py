@@ -167,5 +167,7 @@ def test_bad_arguments_are_named():
         classroom.check_backward(lambda x: {"y": x * 2.0}, {"x": 1.0}, {})
     with pytest.raises(TypeError, match="inputs must be a dict"):
         classroom.check_backward(forward, [1.0], {})
+    with pytest.raises(TypeError, match="your dW2 must be numbers .* got str 'abc'"):
+        classroom.check_backward(forward, _data(), {"W2": "abc"})
     with pytest.raises(TypeError, match="input 'x' must be numbers"):
         classroom.check_backward(forward, {"x": "abc"}, {})

@@ -1,6 +1,6 @@
 """Checkers for exercises: is a gradient rule (or a predicted gradient) right, and if not, where and why?
 
-Two questions a student answers, two checkers:
+Three questions a student answers, three checkers:
 
 * :func:`check_rule` -- "I wrote the rule of an op" (a ``rule(op, grad)`` as
   ``ad.RegisterGradient`` takes it, or a function decorated with
@@ -19,7 +19,7 @@ Two questions a student answers, two checkers:
   student's tensors (``dlogits``, ``dW2``, ...) against the tape's, the first
   wrong one marked on the graph of the student's own forward code.
 
-Both return a :class:`CheckResult`: ``bool(result)`` says whether it passed,
+All three return a :class:`CheckResult`: ``bool(result)`` says whether it passed,
 ``result.message`` says why in words (with a hint for the common mistakes:
 a missing upstream factor, a flipped sign, swapped inputs, a wrong shape),
 ``result.graph()`` draws the computation with the diverging node marked, and

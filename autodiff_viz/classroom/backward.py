@@ -159,7 +159,11 @@ def _compare(name, got, exp, rtol, atol):
             return (f"d{name}: you gave {_fmt(np.asarray(got.numpy() if isinstance(got, Tensor) else got))}, "
                     f"but no gradient reaches {name} (the tape gives None).", None)
         return f"d{name}: you gave None, but the loss depends on {name}.", None
-    g = np.asarray(got.numpy() if isinstance(got, Tensor) else got, dtype=np.float64)
+    try:
+        g = np.asarray(got.numpy() if isinstance(got, Tensor) else got, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"check_backward: your d{name} must be numbers (an array, a list or a tensor), got "
+                        f"{type(got).__name__} {got!r:.60}") from None
     e = np.asarray(exp.numpy(), dtype=np.float64)
     scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
     if g.shape == e.shape and np.allclose(g, e, rtol=rtol, atol=atol * scale):
