@@ -144,7 +144,7 @@ def test_each_picture_description_names_what_its_picture_shows(path, tmp_path, j
 
 
 def test_the_checker_catches_a_wrong_label_and_a_wrong_number():
-    """The four contradictions of issue 23 as they were: each is caught."""
+    """Three contradictions of issue 23 as they were (a name not drawn, a path not drawn, a number not printed)."""
     import nbformat
 
     def nb(description, svg_texts, printed):
