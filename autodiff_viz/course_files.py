@@ -1,7 +1,7 @@
 """The course a student gets: which notebooks, where this copy of the package keeps them, copying them out.
 
-The tutorials (``NN_name.ipynb``), the exercises (``exercises/*.ipynb``, with their TODOs) and the
-course's ``README.md``.  The solutions stay in the repository: a class hands out the exercises, and an
+The tutorials (``NN_name.ipynb``), the exercises (``exercises/*.ipynb``, with their TODOs), the
+course's ``README.md`` and the ``GLOSSARY.md`` every notebook links to.  The solutions stay in the repository: a class hands out the exercises, and an
 installed package would give the answers away.  A built wheel carries these files in
 ``autodiff_viz/course/`` (``setup.py`` copies them there from ``notebooks/``); a clone of the repository
 reads ``notebooks/`` itself.  Only the standard library is imported here: the build runs this file.
@@ -24,6 +24,7 @@ import shutil
 TUTORIALS = "[0-9][0-9]_*.ipynb"  # the course, in the order of their names
 EXERCISES = "exercises/*.ipynb"  # as handed out: TODO cells, no answers
 README = "README.md"
+GLOSSARY = "GLOSSARY.md"
 PACKAGED = pathlib.Path(__file__).resolve().parent / "course"  # in an installed wheel
 CLONE = pathlib.Path(__file__).resolve().parent.parent / "notebooks"  # in a clone of the repository
 NO_COURSE = "this copy of autodiff_viz has no course (install it from a wheel or use a clone of the repository)"
@@ -42,9 +43,9 @@ def default_folder() -> pathlib.Path | None:
 
 
 def student_files(folder) -> list:
-    """The course's files in ``folder``, relative to it: the README, the tutorials, the exercises."""
+    """The course's files in ``folder``, relative to it: the README, the glossary, the tutorials, the exercises."""
     folder = pathlib.Path(folder)
-    found = [pathlib.Path(README)] if (folder / README).is_file() else []
+    found = [pathlib.Path(name) for name in (README, GLOSSARY) if (folder / name).is_file()]
     for pattern in (TUTORIALS, EXERCISES):
         found += sorted(p.relative_to(folder) for p in folder.glob(pattern) if p.is_file())
     return found

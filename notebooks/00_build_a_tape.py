@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # 0. Build a tape yourself
+#
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
 #
 # Before using the package, build its central idea in about 30 lines of plain Python: a **tape** that writes down
 # every operation while the code runs forward, and a loop that walks that record **backwards** to compute gradients.

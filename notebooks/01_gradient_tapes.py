@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # 1. Gradient tapes and what they watch
+#
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
 #
 # Training a model means asking, again and again: *if I nudge this number, how much does the loss change?*
 # That rate of change is the **gradient**. Automatic differentiation computes it for us, exactly, from the
@@ -150,7 +157,7 @@ ad.viz.graph(tr_wb)
 # %% [markdown]
 # *Picture description:* the constant input and the variable `w` feed a `MatMul` node; its output and `b` feed an
 # `Add` node, then a `Pow` and a `Mean` node give the loss. `w` and `b` are the sources and carry their gradients.
-# The constant `x` is not watched, so no gradient is computed for it.
+# The constant x is not watched, so no gradient is computed for it.
 #
 # ## Gradients of a model
 #
@@ -202,9 +209,9 @@ g
 
 # %% [markdown]
 # *Picture description:* one `Pow` node (`x0` squared, value 9) followed by two `Add` nodes; this path from `x0` is
-# highlighted and carries the gradient 6. The tape recorded only the square of `x0`: `x1` (not trainable) and the
-# tensor `x2` were not watched, so `x1**2` and `x2**2` were computed off the tape and enter the `Add` nodes as dimmed
-# constants (value 9 each), with no path back to `x1` or `x2`.
+# highlighted and carries the gradient 6. The tape recorded only the square of `x0`: x1 (not trainable) and the
+# tensor x2 were not watched, so `x1**2` and `x2**2` were computed off the tape and enter the `Add` nodes as dimmed
+# constants (value 9 each), with no path back to x1 or x2.
 #
 # To follow only chosen variables, switch off automatic watching with `watch_accessed_variables=False`
 # and call `watch` yourself:

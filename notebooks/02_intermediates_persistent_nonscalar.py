@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # 2. Intermediate results, persistent tapes and non-scalar targets
+#
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
 #
 # The tape remembers every watched computation, so we can ask for gradients with respect to values in the middle
 # of it, ask several questions of one recording, and differentiate targets that are whole tensors.
@@ -195,6 +202,7 @@ dsigmoid = tape.gradient(y, x_grid)
 fig, ax = plt.subplots()
 ax.plot(x_grid, y, label="y = sigmoid(x)")
 ax.plot(x_grid, dsigmoid, label="dy/dx")
+print(f"largest slope {float(ad.reduce_max(dsigmoid)):.2f} at x = {float(x_grid.numpy()[np.argmax(dsigmoid.numpy())]):.2f}")
 ax.legend()
 ax.set_xlabel("x");
 

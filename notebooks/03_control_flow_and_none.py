@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # 3. Control flow, and when the gradient is `None`
+#
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
 #
 # The tape records what actually ran. Python `if`s and loops therefore just work, and are invisible to the gradient.
 # When the path from target back to source is broken, `gradient()` returns `None`. `ad.viz.explain` says why,
@@ -131,7 +138,7 @@ why
 
 # %% [markdown]
 # *Picture description:* on the second pass `x` is a plain tensor that no one watched, so `x + 1` used no watched
-# value and the tape recorded nothing at all: there is no `Add` node. The graph is a single box, labelled `source`
+# value and the tape recorded nothing at all: there is no Add node. The graph is a single box, labelled `source`
 # (value 3.0), filled light vermillion with a ✗ and the note "Never watched by this tape."
 #
 # ### 2. A detour through NumPy
@@ -154,7 +161,7 @@ why
 
 # %% [markdown]
 # *Picture description:* `x` feeds a `Pow` node, marked with a ✗; a dashed vermillion arrow labelled "path breaks"
-# leads from it to a box "left the package". The final `reduce_mean` is not drawn at all: its input was a new
+# leads from it to a box "left the package". The final reduce_mean is not drawn at all: its input was a new
 # constant that no tape watched, so nothing recorded it.
 #
 # ### 3. Integers
@@ -198,8 +205,9 @@ why
 
 # %% [markdown]
 # *Picture description:* `x1` feeds a `Pow` node giving `y`; `x1` is marked with a ✗ where the path breaks, with a
-# note that `assign_add` changed it on the tape; `x0` stands alone, also marked: it is not on the tape, only `x1`'s
-# new value is.
+# note that `assign_add` changed it on the tape. `x0` is drawn apart, `x0 → Identity` (reading its value for
+# `assign_add`), also marked: the arrow ends at that `Identity` box, and nothing joins it to `y`; only `x1`'s new
+# value is on the path.
 #
 # ### 5. Paused recording
 #
@@ -294,6 +302,16 @@ except LookupError as e:
     assert "AdjustContrastv2" in str(e)
 
 # %% [markdown]
+# ### Why `None` and not 0?
+#
+# A gradient of 0 and no gradient are different facts. 0 means a recorded path joins the source to the target and
+# the slope along it is 0 at this point: `relu` below 0, the branch `where` did not choose, a saturated `tanh`.
+# Nudge the source a little and the target does not move, here. `None` means the tape found no path at all: nothing
+# it recorded read the source, or a rule on the only path sends nothing back (`StopGradient`, `Round`). That is
+# most often a mistake (a value not watched, a detour through NumPy, an integer dtype), so TensorFlow says `None`
+# instead of quietly handing an optimizer a gradient of zeros, which would train nothing without a word.
+# [Notebook 9](09_backprop_by_hand.ipynb) comes back to this with the rules of the backward pass.
+#
 # ### Zeros instead of `None`
 #
 # When "not connected" should simply mean zero, ask for it:

@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # 4. Custom gradients and registering a gradient rule
+#
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
 #
 # Every op carries a **rule**: given the **upstream gradient** (how the target changes with the op's output), it
 # returns how the target changes with each input. Sometimes we want to write that rule ourselves:
@@ -56,9 +63,9 @@ assert float(g) == 2.0
 ad.viz.graph(tr)
 
 # %% [markdown]
-# *Picture description:* `v` feeds a `Mul` node (two arrows, `v*v`), which feeds one node named after the function,
-# `clip_gradients` (its op type, `IdentityN`, in grey beside the name): the whole custom-gradient function recorded as
-# a single node with its own rule. `v` carries the gradient 2.
+# *Picture description:* `v` feeds a `Mul` node (two arrows, `v*v`), which feeds one last node, the target, whose op
+# type is `IdentityN` (in grey beside its name): TensorFlow records the whole custom-gradient function as that one op,
+# with the function's own rule for its backward step. `v` carries the gradient 2.
 #
 # ## A numerically stable rule
 #
@@ -117,8 +124,10 @@ ax.set_xlabel("x"); ax.set_ylabel("d/dx log(1 + exp(x))"); ax.legend(loc="center
 #
 # ## Changing a value, keeping a gradient: straight-through rounding
 #
-# `round` has no useful gradient (it is flat almost everywhere, so its gradient is `None`). For quantisation one
-# often pretends it is the identity on the way back:
+# `round` is flat almost everywhere, so its true slope is 0 (and undefined at the jumps). The tape still gives `None`,
+# not 0: TensorFlow's rule for `Round` is registered to send no gradient at all, as for `Floor` and `Ceil`, so the
+# path stops there as if nothing were connected. For quantisation one often pretends it is the identity on the way
+# back:
 
 # %%
 @ad.custom_gradient

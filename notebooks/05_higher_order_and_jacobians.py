@@ -16,6 +16,8 @@
 # %% [markdown]
 # # 5. Higher-order gradients, Jacobians, batch Jacobians and a Hessian
 #
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
+#
 # A gradient computed *inside* another tape is itself recorded by that outer tape, so it can be differentiated
 # again. That one fact gives second derivatives, Hessians and more, with no new API.
 

@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # 6. Three ways to differentiate, two modes of automatic differentiation
+#
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
 #
 # * **Finite differences**: nudge the input, watch the output. Simple, approximate, one extra run per input.
 # * **Symbolic**: apply the rules of calculus to the formula. Exact, but needs a formula (no loops or branches)

@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # 8. Backpropagation, step by step
+#
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
 #
 # Everything so far came down to two passes over a small graph. Notebook 0 built them by hand and showed the
 # step-through once; this notebook slows them down, reads the events behind each step, and exports the step-through

@@ -16,6 +16,8 @@
 # %% [markdown]
 # # 10. A small CNN, and one convolution's backward pass
 #
+# *The words used here are defined in the [glossary](GLOSSARY.md).*
+#
 # A convolution slides one small kernel over an image: each output is one *patch* of the input multiplied cell by
 # cell with the kernel and summed. This notebook trains a tiny convolutional network (Conv2D → max pooling →
 # Flatten → Dense) to tell horizontal bars from vertical ones, then slows one training step down and looks at a

@@ -23,8 +23,8 @@ NOTEBOOKS = ROOT / "notebooks"
 
 
 def _expected_names(folder: pathlib.Path) -> set:
-    """What a student gets, read off the folder by name: README, NN_*.ipynb, exercises/*.ipynb."""
-    names = {"README.md"} if (folder / "README.md").is_file() else set()
+    """What a student gets, read off the folder by name: README, GLOSSARY, NN_*.ipynb, exercises/*.ipynb."""
+    names = {n for n in ("README.md", "GLOSSARY.md") if (folder / n).is_file()}
     names |= {n for n in os.listdir(folder) if re.fullmatch(r"\d\d_\w+\.ipynb", n)}
     names |= {f"exercises/{n}" for n in os.listdir(folder / "exercises") if n.endswith(".ipynb")}
     return names
@@ -37,7 +37,8 @@ def _tree(folder: pathlib.Path) -> set:
 def test_the_course_is_the_tutorials_the_exercises_and_the_readme():
     names = {p.as_posix() for p in course_files.student_files(NOTEBOOKS)}
     assert names == _expected_names(NOTEBOOKS)
-    assert len([n for n in names if n.startswith("exercises/")]) == 3 and "00_build_a_tape.ipynb" in names
+    assert len([n for n in names if n.startswith("exercises/")]) == 6 and "00_build_a_tape.ipynb" in names
+    assert "GLOSSARY.md" in names   # every notebook links to it
     assert not any(n.startswith("solutions/") or n.endswith(".py") for n in names)  # no answers, no scripts
     assert course_files.default_folder() == NOTEBOOKS  # a clone reads its own notebooks/
 

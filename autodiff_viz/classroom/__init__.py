@@ -1,6 +1,6 @@
 """Checkers for exercises: is a gradient rule (or a predicted gradient) right, and if not, where and why?
 
-Two questions a student answers, two checkers:
+Three questions a student answers, three checkers:
 
 * :func:`check_rule` -- "I wrote the rule of an op" (a ``rule(op, grad)`` as
   ``ad.RegisterGradient`` takes it, or a function decorated with
@@ -15,8 +15,11 @@ Two questions a student answers, two checkers:
 * :func:`check_prediction` -- "I think the gradient is ...".  The tape's answer
   is compared with the prediction; a wrong ``None`` (or a wrong number where the
   tape says ``None``) comes with :func:`autodiff_viz.viz.explain`.
+* :func:`check_backward` -- "I wrote the backward pass by hand": each of the
+  student's tensors (``dlogits``, ``dW2``, ...) against the tape's, the first
+  wrong one marked on the graph of the student's own forward code.
 
-Both return a :class:`CheckResult`: ``bool(result)`` says whether it passed,
+All three return a :class:`CheckResult`: ``bool(result)`` says whether it passed,
 ``result.message`` says why in words (with a hint for the common mistakes:
 a missing upstream factor, a flipped sign, swapped inputs, a wrong shape),
 ``result.graph()`` draws the computation with the diverging node marked, and
@@ -37,11 +40,12 @@ True
 >>> wrong.passed, wrong.divergence.op_type
 (False, 'Sin')
 """
+from .backward import BACKWARD_MARK, check_backward
 from .checks import check_rule
 from .display import PALETTE, projector_style
 from .predictions import check_prediction
 from .results import PREDICTION_MARK, RULE_MARK, CheckResult, Divergence
 from .running import registered
 
-__all__ = ["check_rule", "check_prediction", "CheckResult", "Divergence", "registered", "projector_style",
+__all__ = ["check_rule", "check_prediction", "check_backward", "BACKWARD_MARK", "CheckResult", "Divergence", "registered", "projector_style",
            "PALETTE", "RULE_MARK", "PREDICTION_MARK"]

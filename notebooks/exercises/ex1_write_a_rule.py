@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # Exercise 1: write a gradient rule
+#
+# *The words used here are defined in the [glossary](../GLOSSARY.md).*
 #
 # A rule has the signature `rule(op, grad)`: `op.inputs` and `op.outputs` are the node's **saved values**, `grad` is
 # the **upstream gradient** (the gradient of the target with respect to the op's output), and the rule returns one

@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # Exercise 2: a custom gradient that does not blow up
+#
+# *The words used here are defined in the [glossary](../GLOSSARY.md).*
 #
 # The length of a vector, $\lVert x \rVert = \sqrt{\sum x_i^2}$, has gradient $x / \lVert x \rVert$, which is $0/0$
 # at $x = 0$: the default rules give `nan`, and one `nan` ruins a whole training run.
@@ -53,6 +60,7 @@ ax.plot(ts, [np.hypot(t, 0.5 * t) for t in ts], label="norm")
 ax.plot(ts, slopes, marker="o", markersize=4, label="slope (default rules)")
 ax.set_xlabel("t"); ax.legend();
 assert np.isnan(slopes[20])
+print(f"slope at t = {ts[0]:.1f}: {slopes[0]:.2f}; at t = {ts[-1]:.1f}: {slopes[-1]:.2f}")
 
 # %% [markdown]
 # *Picture description:* a V-shaped curve (the norm) and a step-shaped slope, about −1.12 left of zero and +1.12 right

@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -10,6 +15,8 @@
 
 # %% [markdown]
 # # Exercise 3: predict the gradient
+#
+# *The words used here are defined in the [glossary](../GLOSSARY.md).*
 #
 # Work each answer out on paper first, then let `classroom.check_prediction` compare it with the tape. A prediction
 # is one value per input; `None` predicts that no gradient reaches the input. A wrong answer comes with the graph,
