@@ -25,6 +25,7 @@ expression, its primal and its tangent.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ..text import words as W
 from ..text.numbers import fmt_number, fmt_value, scalar
@@ -34,8 +35,9 @@ _SLOT = re.compile(r"\b([a-h])\b")
 
 
 def dotted(name: str) -> str:
-    """The tangent's name of a value called ``name``: ``ẋ``; a longer name as ``(name)̇``."""
-    return name + DOT if len(name) == 1 else f"({name}){DOT}"
+    """The tangent's name of a value called ``name``: ``ẋ`` (one character, precomposed where Unicode has
+    it); a longer name as ``(name)̇``."""
+    return unicodedata.normalize("NFC", name + DOT) if len(name) == 1 else f"({name}){DOT}"
 
 
 def tangent_lines(op, t, label_of) -> list:
@@ -67,7 +69,7 @@ def tangent_lines(op, t, label_of) -> list:
         tan, local = scalar(t.in_tangents[i]), None
         if term is not None and tan not in (None, 0.0) and scalar(term) is not None:
             local = scalar(term) / tan
-        numbers.append(f"{_factor(local)} · {_factor(tan)}" if local is not None
+        numbers.append(f"{fmt_number(local)} · {_factor(tan)}" if local is not None
                        else fmt_value(term) if term is not None else None)
     total = fmt_value(t.tangent)
     if numbers and None not in numbers:

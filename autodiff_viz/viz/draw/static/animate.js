@@ -135,7 +135,7 @@ function render({ model, el }) {
     panelBody);
   // forward mode: the evaluation trace, one row per value with its primal and its tangent
   const traceBody = h("tbody");
-  const traceTable = h("table", {class: "adv-panel adv-trace"},
+  const traceTable = h("table", {class: "adv-trace"},
     h("caption", {}, "Evaluation trace (forward mode)"),
     h("thead", {}, h("tr", {}, h("th", {}, "value"), h("th", {}, "expression"), h("th", {}, "primal"),
       h("th", {}, "tangent ẋ"))),
