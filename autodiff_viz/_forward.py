@@ -106,17 +106,23 @@ class ForwardAccumulator:
         """
         given = [self._tangents.get(t._id) for t in inputs]
         followed = [i for i, g in enumerate(given) if g is not None]
-        terms = [None] * len(inputs)
+        terms, partials = [None] * len(inputs), [None] * len(inputs)
         if len(followed) == 1:
             terms[followed[0]] = tangent
-        elif rule is None and tangent is not None:
+        scalar = out.shape == () and all(inputs[i].shape == () for i in followed)
+        if rule is None and tangent is not None and (scalar or len(followed) > 1):
             with _context.outer_only((), ()):
                 for i in followed:
-                    terms[i] = _tangent_of(prim, inputs, attrs, out, rule,
-                                           [g if j == i else None for j, g in enumerate(given)])
+                    alone = [None] * len(inputs)
+                    if len(followed) > 1:
+                        alone[i] = given[i]
+                        terms[i] = _tangent_of(prim, inputs, attrs, out, rule, alone)
+                    if scalar:  # the local derivative: the tangent pushed from a unit tangent of input i
+                        alone[i] = _ops.ones_like(inputs[i])
+                        partials[i] = _tangent_of(prim, inputs, attrs, out, rule, alone)
         emit("forward_step", tape=self, op_type=prim.type, inputs=tuple(inputs), output=out,
              record=make_record(prim, inputs, attrs, out, None, ()), in_tangents=tuple(given), terms=tuple(terms),
-             tangent=tangent)
+             partials=tuple(partials), tangent=tangent)
 
     def jvp(self, primals, unconnected_gradients=_tape.UnconnectedGradients.NONE):
         """The tangent of each tensor in ``primals`` (same structure).

@@ -342,7 +342,8 @@ class _Converter:
                       during=self.in_gradient[-1] if self.in_gradient else None)
         self._add(Tangent, tid, tensor=out._id, op_type=p["op_type"], inputs=tuple(t._id for t in inputs),
                   in_tangents=tuple(summarize(t) for t in p["in_tangents"]),
-                  terms=tuple(summarize(t) for t in p["terms"]), tangent=summarize(p["tangent"]))
+                  terms=tuple(summarize(t) for t in p["terms"]), partials=tuple(summarize(t) for t in p["partials"]),
+                  tangent=summarize(p["tangent"]))
         return k + _PAYLOAD.size
 
     def on_forward_end(self, tid, buf, k):
@@ -385,7 +386,7 @@ _VALUES = {
     "gradient_begin": ((), ("targets", "sources")), "gradient_end": ((), ("results", "sources")),
     "accumulate": (("contribution", "total"), ()),
     "forward_begin": ((), ("primals", "tangents")), "forward_end": ((), ()),
-    "forward_step": (("output", "tangent"), ("inputs", "in_tangents", "terms")),
+    "forward_step": (("output", "tangent"), ("inputs", "in_tangents", "terms", "partials")),
 }
 
 

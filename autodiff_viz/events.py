@@ -317,7 +317,8 @@ class Tangent(Event):
     For an op's output, ``inputs`` are the op's inputs, ``in_tangents``
     their tangents (``None``: not followed, a zero tangent) and ``terms`` each
     followed input's term of the sum ``ẏ = Σ ∂y/∂aᵢ · ȧᵢ`` (``None`` where
-    not followed, or for a custom gradient's op); the ``op`` event
+    not followed, or for a custom gradient's op); ``partials`` holds the
+    values of ``∂y/∂aᵢ`` where the op and the followed inputs are scalars; the ``op`` event
     of the same output (from a tape, or from the accumulator itself) comes
     first.  For a primal of the accumulator, ``inputs`` is empty.
     """
@@ -328,6 +329,7 @@ class Tangent(Event):
     inputs: tuple[int, ...] = ()
     in_tangents: tuple[Optional[Summary], ...] = ()
     terms: tuple[Optional[Summary], ...] = ()
+    partials: tuple[Optional[Summary], ...] = ()
     tangent: Optional[Summary] = None
 
 

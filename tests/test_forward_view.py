@@ -149,6 +149,9 @@ def test_forward_over_backward_shows_tangents_and_gradients():
     assert "run inside the ForwardAccumulator" in src
     steps = list(states(build_story(tr.events, model)))
     assert any(s["phase"] == "backward" for s in steps) and any(s["trace"] for s in steps)
+    for s in steps:  # a backward step freshens gradient rows only, never a row of the evaluation trace
+        if s["phase"] == "backward":
+            assert not any(r["fresh"] for r in s["trace"]) and any(r["fresh"] for r in s["panel"])
     done = steps[-1]
     assert any("Hessian-vector product" in line for line in done["lines"])
     assert any(r["total"] == "[3.0, 12.0]" for r in done["panel"])
@@ -183,3 +186,41 @@ def test_nonscalar_forward_step_adds_vectors_truly():
     a, b, total = (np.array(eval(p)) for p in parts.groups())
     np.testing.assert_allclose(a + b, total)
     np.testing.assert_allclose(total, 2 * x0 * v0)
+
+
+@pytest.mark.browser
+def test_forward_player_shows_the_evaluation_trace_in_a_browser(browser, tmp_path):
+    from playwright.sync_api import expect
+
+    from browser_util import open_widget_page
+
+    tr, *_ = _forward_trace()
+    path = ad.viz.animate(tr, names=False).save(tmp_path / "forward.html")
+    page = open_widget_page(browser, path)
+    title = page.locator(".adv-step-title")
+    expect(title).to_have_text("Forward mode, step by step")
+    table = page.locator(".adv-trace")
+    rows = table.locator("tbody tr")
+    expect(rows).to_have_count(1)  # the primal x with the direction given
+    expect(rows.nth(0).locator(".adv-primal")).to_have_text("2.0")
+    expect(rows.nth(0).locator(".adv-tangent")).to_have_text("1.0")
+    page.click(".adv-next")
+    expect(title).to_have_text("Forward 1/4: Mul₁")
+    expect(page.locator(".adv-lines")).to_contain_text("= 2.0 · 1.0 + 2.0 · 1.0 = 4.0")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(1)).to_have_class("adv-fresh")
+    expect(rows.nth(1).locator(".adv-expr")).to_have_text("x · x")
+    expect(rows.nth(1).locator(".adv-tangent")).to_have_text(f"{2 * X0}")
+    page.click(".adv-last")
+    total = 2 * X0 + 3 * math.cos(X0)
+    last = rows.nth(4)
+    expect(last.locator(".adv-primal")).to_have_text(f"{X0 * X0 + 3 * math.sin(X0):.4g}")
+    expect(last.locator(".adv-tangent")).to_have_text(f"{total:.4g}")
+    expect(page.locator(".adv-panel")).to_be_hidden()  # no gradient table: nothing ran backward
+    # the tangent column is drawn in the look's tangent colour
+    colour = last.locator(".adv-tangent").evaluate("td => getComputedStyle(td).color")
+    assert colour == "rgb(0, 114, 178)"
+    # moving back replays: the first step again holds only the primal
+    page.click(".adv-first")
+    expect(rows).to_have_count(1)
+    assert page.errors == []

@@ -36,6 +36,8 @@ def entries(w, compact: bool = False) -> list:
     says = {"broken": f"✗ {w.mark_legend}", **{k: f"{LOOKS[k].says} ({cue})" for k, cue in MARK_CUES.items()}}
     if w.full:
         says["variable"] = "variable, watched on read"
+    if w.m.forward_only({t for n in w.m.nodes if n.kind == "op" for t in n.tapes}):  # no tape: forward mode only
+        says["op"] = "op the ForwardAccumulator carried a tangent through"
     rules = {t for n in w.m.nodes if n.backward_of is not None for t in n.tapes}
     if w.m.forward_only(rules):  # forward over backward: the accumulator carries the rules' ops
         says["rule_op"] = "op of a rule, run inside the ForwardAccumulator"

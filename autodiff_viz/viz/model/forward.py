@@ -13,7 +13,7 @@ expression, its primal and its tangent.
 >>> op = ev.Op(0, 1, node=5, op_type="Mul", inputs=(1, 1), output=2, in_values=(s(2.0), s(2.0)), value=s(4.0),
 ...            formula="a · b", partials=("b", "a"))
 >>> t = ev.Tangent(1, 1, tensor=2, op_type="Mul", inputs=(1, 1), in_tangents=(s(1.0), s(1.0)),
-...                terms=(s(2.0), s(2.0)), tangent=s(4.0))
+...                terms=(s(2.0), s(2.0)), partials=(s(2.0), s(2.0)), tangent=s(4.0))
 >>> for line in tangent_lines(op, t, {1: "x", 2: "y"}.get)[2:]:
 ...     print(line)
 ẏ = ∂(a · b)/∂a · ȧ + ∂(a · b)/∂b · ḃ
@@ -66,9 +66,8 @@ def tangent_lines(op, t, label_of) -> list:
     numbers = []
     for i in followed:
         term = t.terms[i] if i < len(t.terms) else None
-        tan, local = scalar(t.in_tangents[i]), None
-        if term is not None and tan not in (None, 0.0) and scalar(term) is not None:
-            local = scalar(term) / tan
+        tan = scalar(t.in_tangents[i])
+        local = scalar(t.partials[i]) if i < len(t.partials) and t.partials[i] is not None else None
         numbers.append(f"{fmt_number(local)} · {_factor(tan)}" if local is not None
                        else fmt_value(term) if term is not None else None)
     total = fmt_value(t.tangent)

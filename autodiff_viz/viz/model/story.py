@@ -139,7 +139,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     for n in nodes:  # the evaluation trace starts with the primals
         t = tangents.get(n._raw)
         if n.is_leaf and t is not None:
-            b["trace"].append(F.trace_row(gid[n.id], shown[n.id], n, t, label_of))
+            b["trace"].append(F.trace_row("t" + gid[n.id], shown[n.id], n, t, label_of))
     op_events = {}
     for e in events:
         if e.kind == "op":
@@ -194,7 +194,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             if t is not None:
                 rule = F.tangent_lines(e, t, by_label)
                 lines = rule[:1] + [f"y = {fmt_value(e.value)}"] + lines[2:] + rule[1:]
-                b["trace"].append(F.trace_row(gid[node.id], shown[node.id], e, t, label_of))
+                b["trace"].append(F.trace_row("t" + gid[node.id], shown[node.id], e, t, label_of))
                 numbers = {"tangent": scalar(t.tangent), "terms": [scalar(v) for v in t.terms]}
             board.step("forward", head, node=gid[node.id], edges=in_edges.get(node.id, []), lines=lines,
                        numbers=numbers)
