@@ -284,8 +284,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             if inside:  # forward over backward
                 lines.append(f"The backward pass of {', '.join(tape_name(t) for t in inside)} ran inside the "
                              "accumulator: the tangent of a gradient is a Hessian-vector product H·v.")
-            board.step("done", "Done: the forward pass carried the tangents", lines=lines,
-                       node=gid[by_raw[last.tensor].id] if last is not None and last.tensor in by_raw else None)
+            board.step("done", "Done: the forward pass carried the tangents", lines=lines)
         elif kind == "state":
             n = by_raw.get(e.variable)
             name = L.shorten(L.clean((e.name or "variable").split(":")[0]))
@@ -298,7 +297,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         "title": title or "Automatic differentiation, step by step",
         "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
                    "box": n.box,
-                   "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw}
+                   "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw,
+                   "primal": n.watched == "primal"}
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
                    "label": W.slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
