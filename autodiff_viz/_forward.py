@@ -91,7 +91,7 @@ class ForwardAccumulator:
         if not any(t._id in known for t in inputs):
             return
         with _context.outer_only(self._outer_tapes, _context.state.accumulators[:k]):
-            tangent = _tangent_of(prim, inputs, attrs, out, rule, [known.get(t._id) for t in inputs])
+            tangent = _tangent_of(prim, inputs, attrs, out, rule, known)
         if LISTENING[0]:
             self._announce(prim, inputs, attrs, out, rule, tangent)
         if tangent is not None:
@@ -116,10 +116,10 @@ class ForwardAccumulator:
                     alone = [None] * len(inputs)
                     if len(followed) > 1:
                         alone[i] = given[i]
-                        terms[i] = _tangent_of(prim, inputs, attrs, out, rule, alone)
+                        terms[i] = _tangent_of(prim, inputs, attrs, out, rule, None, alone)
                     if scalar:  # the local derivative: the tangent pushed from a unit tangent of input i
                         alone[i] = _ops.ones_like(inputs[i])
-                        partials[i] = _tangent_of(prim, inputs, attrs, out, rule, alone)
+                        partials[i] = _tangent_of(prim, inputs, attrs, out, rule, None, alone)
         emit("forward_step", tape=self, op_type=prim.type, inputs=tuple(inputs), output=out,
              record=make_record(prim, inputs, attrs, out, None, ()), in_tangents=tuple(given), terms=tuple(terms),
              partials=tuple(partials), tangent=tangent)
@@ -145,8 +145,9 @@ class ForwardAccumulator:
         return f"<ForwardAccumulator following {len(self._tangents)} tensors>"
 
 
-def _tangent_of(prim, inputs, attrs, out, rule, given):
-    """The output's tangent, from ``given``: one tangent or ``None`` (not followed: zero) per input."""
+def _tangent_of(prim, inputs, attrs, out, rule, known, given=None):
+    """The output's tangent, from the tangents ``known`` by tensor id, or (a trace's terms) from ``given``:
+    one tangent or ``None`` (not followed: zero) per input position."""
     if not out.dtype.is_floating:
         return None
     grad = prim.grad
@@ -155,7 +156,8 @@ def _tangent_of(prim, inputs, attrs, out, rule, given):
     # A tangent rule may read any input and the output.
     op = Op(make_record(prim, inputs, attrs, out, rule, ()), tuple(inputs), (out,))
     tangents = []
-    for t, tangent in zip(inputs, given):
+    for k, t in enumerate(inputs):
+        tangent = known.get(t._id) if given is None else given[k]
         if tangent is None and t.dtype.is_floating:
             tangent = _ops.zeros_like(t)
         tangents.append(tangent)

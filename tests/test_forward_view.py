@@ -172,6 +172,7 @@ def test_a_trace_that_saw_nothing_says_so_in_words(tmp_path):
     only = list(states(anim.data))
     assert len(only) == 1 and only[0]["lines"] == [NOTHING_DRAWN]
     assert "tape records" not in " ".join(only[0]["lines"])
+    assert "saw nothing to draw" in anim.to_html()  # the page says it too
 
 
 def test_nonscalar_forward_step_adds_vectors_truly():
