@@ -218,6 +218,8 @@ def test_forward_player_shows_the_evaluation_trace_in_a_browser(browser, tmp_pat
     expect(last.locator(".adv-primal")).to_have_text(f"{X0 * X0 + 3 * math.sin(X0):.4g}")
     expect(last.locator(".adv-tangent")).to_have_text(f"{total:.4g}")
     expect(page.locator(".adv-panel")).to_be_hidden()  # no gradient table: nothing ran backward
+    page.locator("[data-label='Sin'] .adv-box").click()  # a node's details carry its tangent in full
+    expect(page.locator("[data-section='tangent']")).to_contain_text(f"{math.cos(X0):.5f}"[:7])
     # the tangent column is drawn in the look's tangent colour
     colour = last.locator(".adv-tangent").evaluate("td => getComputedStyle(td).color")
     assert colour == "rgb(0, 114, 178)"
@@ -225,3 +227,15 @@ def test_forward_player_shows_the_evaluation_trace_in_a_browser(browser, tmp_pat
     page.click(".adv-first")
     expect(rows).to_have_count(1)
     assert page.errors == []
+
+
+def test_movie_frames_list_the_evaluation_trace():
+    from autodiff_viz.viz.draw.panel import side_text
+
+    tr, *_ = _forward_trace()
+    last = list(states(build_story(tr.events, build(tr.events))))[-1]
+    _, rows = side_text(last)
+    assert ("head", "Evaluation trace (forward mode)") in rows
+    total = 2 * X0 + 3 * math.cos(X0)
+    assert any(text.rstrip().endswith(f"ẋ {total:.4g}") for _, text in rows)
+    assert not any(style == "head" and "Gradients" in text for style, text in rows)
