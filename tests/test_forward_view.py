@@ -220,9 +220,12 @@ def test_forward_player_shows_the_evaluation_trace_in_a_browser(browser, tmp_pat
     expect(page.locator(".adv-panel")).to_be_hidden()  # no gradient table: nothing ran backward
     page.locator("[data-label='Sin'] .adv-box").click()  # a node's details carry its tangent in full
     expect(page.locator("[data-section='tangent']")).to_contain_text(f"{math.cos(X0):.5f}"[:7])
-    # the tangent column is drawn in the look's tangent colour
+    # the tangent column is drawn in the look's tangent colour, darkened for small text (4.5:1 on a fresh row)
+    from autodiff_viz.viz.draw.look import theme_colours
+
+    want = theme_colours(False)["tangent-text"]
     colour = last.locator(".adv-tangent").evaluate("td => getComputedStyle(td).color")
-    assert colour == "rgb(0, 114, 178)"
+    assert colour == "rgb({}, {}, {})".format(*(int(want[i:i + 2], 16) for i in (1, 3, 5)))
     # moving back replays: the first step again holds only the primal
     page.click(".adv-first")
     expect(rows).to_have_count(1)

@@ -195,6 +195,7 @@ def theme_colours(dark: bool) -> dict:
             "gradient": mix(GRADIENT, WHITE, 0.65) if dark else GRADIENT, "focus": PALETTE["sky" if dark else "blue"],
             # the ∂ colour for small text beside other text (tables, details): darker, for a 4.5:1 contrast
             "gradient-text": mix(GRADIENT, WHITE, 0.65) if dark else mix(GRADIENT, INK, 0.8),
+            "tangent-text": mix(TANGENT, WHITE, 0.65) if dark else mix(TANGENT, INK, 0.8),  # ẋ in tables, likewise
             "paper": WHITE}
 
 
