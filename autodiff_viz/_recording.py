@@ -31,6 +31,7 @@ from . import _backend, _context
 from . import events as _events
 from ._record import FACTS, ID, IN_IDS, OUT_ID, PRIM, Op as _OpView, from_facts
 from ._registry import PRIMITIVES
+from ._forward import ForwardAccumulator
 from ._tape import GradientTape
 from ._tensor import ResourceVariable, Tensor
 from .events import (Accumulate, BackwardStep, Event, ForwardBegin, ForwardEnd, GradientBegin, GradientEnd, Leave, Op,
@@ -533,6 +534,11 @@ def is_tape(obj) -> bool:
     return isinstance(obj, GradientTape)
 
 
+def is_accumulator(obj) -> bool:
+    """Whether ``obj`` is a ``ForwardAccumulator`` (forward mode; the traces that saw it: :func:`traces_of`)."""
+    return isinstance(obj, ForwardAccumulator)
+
+
 def tape_id(tape) -> int:
     return tape._id
 
@@ -613,5 +619,5 @@ def from_tape(tape) -> Trace:
     return Trace(events)
 
 
-__all__ = ["trace", "from_tape", "trace_for", "traces_of", "recent_traces", "is_tape", "is_tensor", "tape_id", "tensor_id",
+__all__ = ["trace", "from_tape", "trace_for", "traces_of", "recent_traces", "is_tape", "is_accumulator", "is_tensor", "tape_id", "tensor_id",
            "variable_name", "tensor_info", "DEFAULT_MAX_EVENTS"]

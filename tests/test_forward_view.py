@@ -81,6 +81,17 @@ def test_graph_shows_each_tangent_beside_its_value():
     assert "primal of a ForwardAccumulator" in src or ">primal<" in src
 
 
+def test_a_traced_accumulator_is_drawn_and_an_untraced_one_refused():
+    tr, acc, *_ = _forward_trace()
+    assert [n.tangent for n in ad.viz.graph(acc).model.nodes] == [n.tangent for n in ad.viz.graph(tr).model.nodes]
+    assert ad.viz.animate(acc).steps[-1]["trace"] == ad.viz.animate(tr).steps[-1]["trace"]
+    x = ad.constant(1.0)
+    with ad.autodiff.ForwardAccumulator(x, ad.constant(1.0)) as untraced:
+        x * x
+    with pytest.raises(LookupError, match="ForwardAccumulator was not traced"):
+        ad.viz.graph(untraced)
+
+
 def test_player_steps_the_tangent_rule_with_real_numbers():
     tr, *_ = _forward_trace()
     story = build_story(tr.events, build(tr.events, subscripts=True))

@@ -281,8 +281,10 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
           detail: str = "classroom", tape_notes: bool | None = None, style: str = "default") -> Graph:
     """Draw what a tape recorded.
 
-    ``source``: a ``GradientTape``, a ``Trace`` (or a list of events), or a
-    tensor (found in the open or last ``ad.trace()``, or on the recording tapes).
+    ``source``: a ``GradientTape``, a ``ForwardAccumulator`` seen by an
+    ``ad.trace()`` (its whole trace: tangents ẋ under the values), a ``Trace``
+    (or a list of events), or a tensor (found in the open or last
+    ``ad.trace()``, or on the recording tapes).
 
     ``target``/``sources``: tensors to highlight the path between (default:
     those of the last ``gradient()`` call); passing them prunes the graph to
