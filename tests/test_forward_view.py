@@ -253,3 +253,19 @@ def test_movie_frames_list_the_evaluation_trace():
     total = 2 * X0 + 3 * math.cos(X0)
     assert any(text.rstrip().endswith(f"ẋ {total:.4g}") for _, text in rows)
     assert not any(style == "head" and "Gradients" in text for style, text in rows)
+
+
+def test_every_tangent_printed_in_the_graph_matches_finite_differences():
+    # the ẋ each box prints, read back from the DOT text, against central differences of that box's value
+    def values(x0):
+        tr, *_ = _forward_trace(x0)
+        return np.array([n.value.head[0] for n in ad.viz.graph(tr, names=False).model.nodes], np.float64)
+
+    h = 1e-2
+    fd = (values(X0 + h) - values(X0 - h)) / (2 * h)
+    tr, *_ = _forward_trace(X0)
+    src = ad.viz.graph(tr, names=False).source
+    printed = {int(m[1]): float(m[2]) for m in re.finditer(r"^\s*n(\d+) \[.*?ẋ ([-\d.e]+)</font>", src, re.M)}
+    assert len(printed) == 5  # x, x·x, sin x, 3 sin x, the sum (the constant 3 is not followed)
+    for nid, shown in printed.items():
+        assert shown == pytest.approx(fd[nid], rel=2e-3, abs=1e-4), nid
