@@ -17,6 +17,8 @@ its primals and their tangents, ``forward_end``) and each tangent it pushes
 """
 from __future__ import annotations
 
+import contextlib
+
 from . import _context, _nest, _ops, _registry, _tape
 from . import _tensor as _t
 from ._context import LISTENING, emit
@@ -177,24 +179,40 @@ def _tangent_of(prim, inputs, attrs, out, rule, known, given=None):
     return result
 
 
-def _jvp_from_vjp(op, rule, tangents):
-    """J t from the rule u -> J^T u: the derivative of <J^T u, t> with respect to u."""
-    u = _ops.zeros_like(op.outputs[0])
-    with _tape.GradientTape() as inner:
-        inner.watch(u)
-        grads = rule(op, u)
-        if not isinstance(grads, (list, tuple)):
-            grads = (grads,)
-        total = None
-        for g, t, shape in zip(grads, tangents, op.in_shapes):
-            if g is None or t is None:
-                continue
-            g = g if isinstance(g, Tensor) else _t.convert_to_tensor(g, dtype=t.dtype)
-            if g.shape != shape:
-                g = _tape._unbroadcast(g, shape, op.type)
-            term = _ops.reduce_sum(g * t)
-            total = term if total is None else total + term
-    if total is None:
-        return None
-    return inner.gradient(total, u)
+@contextlib.contextmanager
+def _unheard():
+    """Run the block with no listener in this thread (it keeps its traces, which hear nothing meanwhile)."""
+    st = _context.state
+    saved = st.listeners, st.audience
+    st.listeners, st.audience = [], _context.NOBODY
+    try:
+        yield
+    finally:
+        st.listeners, st.audience = saved
 
+
+def _jvp_from_vjp(op, rule, tangents):
+    """J t from the rule u -> J^T u: the derivative of <J^T u, t> with respect to u.
+
+    Its tape is the engine's means, not the user's computation: a trace does
+    not see it, unless an outer tape records these ops (its events need them).
+    """
+    with _unheard() if not _context.state.tapes else contextlib.nullcontext():
+        u = _ops.zeros_like(op.outputs[0])
+        with _tape.GradientTape() as inner:
+            inner.watch(u)
+            grads = rule(op, u)
+            if not isinstance(grads, (list, tuple)):
+                grads = (grads,)
+            total = None
+            for g, t, shape in zip(grads, tangents, op.in_shapes):
+                if g is None or t is None:
+                    continue
+                g = g if isinstance(g, Tensor) else _t.convert_to_tensor(g, dtype=t.dtype)
+                if g.shape != shape:
+                    g = _tape._unbroadcast(g, shape, op.type)
+                term = _ops.reduce_sum(g * t)
+                total = term if total is None else total + term
+        if total is None:
+            return None
+        return inner.gradient(total, u)

@@ -269,3 +269,22 @@ def test_every_tangent_printed_in_the_graph_matches_finite_differences():
     assert len(printed) == 5  # x, x·x, sin x, 3 sin x, the sum (the constant 3 is not followed)
     for nid, shown in printed.items():
         assert shown == pytest.approx(fd[nid], rel=2e-3, abs=1e-4), nid
+
+
+def test_a_custom_gradient_under_forward_mode_draws_only_the_users_ops():
+    @ad.custom_gradient
+    def triple(t):
+        def grad(u):
+            return u * 3.0
+        return t * 3.0, grad
+
+    x = ad.constant(X0)
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(x, ad.constant(1.0)) as acc:
+            y = triple(x) + x
+    assert float(acc.jvp(y)) == pytest.approx(4.0)  # d(3x + x)/dx
+    assert not any(e.kind in ("tape_begin", "gradient_begin") for e in tr.events)  # the engine's own tape is unseen
+    model = build(tr.events)
+    assert [n.tangent.head[0] for n in model.nodes if n.tangent is not None] == pytest.approx([1.0, 3.0, 4.0])
+    step = next(s for s in states(build_story(tr.events, model)) if s["phase"] == "forward")
+    assert step["lines"][-1] == "  = 3.0"  # no terms invented for a rule the package cannot split
