@@ -298,7 +298,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
                    "box": n.box,
                    "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw,
-                   "primal": n.watched == "primal"}
+                   **({"primal": True} if n.watched == "primal" else {})}  # (forward mode's primals only)
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
                    "label": W.slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
