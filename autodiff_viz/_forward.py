@@ -10,11 +10,18 @@ forward-over-reverse (Hessian-vector products) and reverse-over-forward work.
 While one accumulator computes tangents, only the tapes and accumulators that
 were already active when it was entered watch those computations; the ones
 entered inside it see the primal ops only.
+
+Inside ``ad.trace()`` an accumulator announces itself (``forward_begin`` with
+its primals and their tangents, ``forward_end``) and each tangent it pushes
+(``forward_step``); with no trace open an op pays one more list read.
 """
 from __future__ import annotations
 
+import contextlib
+
 from . import _context, _nest, _ops, _registry, _tape
 from . import _tensor as _t
+from ._context import LISTENING, emit
 from ._record import Op, make_record
 from ._tensor import Tensor
 
@@ -55,17 +62,25 @@ class ForwardAccumulator:
             self._tangents[p._id] = t
         self._pushed = False
         self._outer_tapes: tuple = ()
+        self._primals = tuple(flat_p)
+        self._id = _tape._tape_ids()  # (one numbering with the tapes: a trace tells them apart by id)
+        self._traces: list = []       # the ad.trace()s that saw it (as a tape keeps its own)
 
     def __enter__(self):
         if self._pushed:
             raise ValueError("this ForwardAccumulator is already active")
         self._outer_tapes = _context.push_accumulator(self)
         self._pushed = True
+        if LISTENING[0]:
+            emit("forward_begin", tape=self, primals=self._primals,
+                 tangents=tuple(self._tangents[p._id] for p in self._primals))
         return self
 
     def __exit__(self, *exc):
         _context.pop_accumulator(self)
         self._pushed = False
+        if LISTENING[0]:
+            emit("forward_end", tape=self)
         return False
 
     def _on_op(self, k, prim, inputs, attrs, out, rule):
@@ -79,8 +94,37 @@ class ForwardAccumulator:
             return
         with _context.outer_only(self._outer_tapes, _context.state.accumulators[:k]):
             tangent = _tangent_of(prim, inputs, attrs, out, rule, known)
+        if LISTENING[0]:
+            self._announce(prim, inputs, attrs, out, rule, tangent)
         if tangent is not None:
             known[out._id] = tangent
+
+    def _announce(self, prim, inputs, attrs, out, rule, tangent):
+        """Tell a trace what this op did to the tangents, with each followed input's term of the sum.
+
+        The terms (the tangent pushed from one input at a time) are computed
+        with no tape or accumulator watching, so a trace sees the same ops as
+        an untraced run records.
+        """
+        given = [self._tangents.get(t._id) for t in inputs]
+        followed = [i for i, g in enumerate(given) if g is not None]
+        terms, partials = [None] * len(inputs), [None] * len(inputs)
+        if len(followed) == 1:
+            terms[followed[0]] = tangent
+        scalar = out.shape == () and all(inputs[i].shape == () for i in followed)
+        if rule is None and tangent is not None and (scalar or len(followed) > 1):
+            with _context.outer_only((), ()):
+                for i in followed:
+                    alone = [None] * len(inputs)
+                    if len(followed) > 1:
+                        alone[i] = given[i]
+                        terms[i] = _tangent_of(prim, inputs, attrs, out, rule, None, alone)
+                    if scalar:  # the local derivative: the tangent pushed from a unit tangent of input i
+                        alone[i] = _ops.ones_like(inputs[i])
+                        partials[i] = _tangent_of(prim, inputs, attrs, out, rule, None, alone)
+        emit("forward_step", tape=self, op_type=prim.type, inputs=tuple(inputs), output=out,
+             record=make_record(prim, inputs, attrs, out, None, ()), in_tangents=tuple(given), terms=tuple(terms),
+             partials=tuple(partials), tangent=tangent)
 
     def jvp(self, primals, unconnected_gradients=_tape.UnconnectedGradients.NONE):
         """The tangent of each tensor in ``primals`` (same structure).
@@ -103,7 +147,9 @@ class ForwardAccumulator:
         return f"<ForwardAccumulator following {len(self._tangents)} tensors>"
 
 
-def _tangent_of(prim, inputs, attrs, out, rule, known):
+def _tangent_of(prim, inputs, attrs, out, rule, known, given=None):
+    """The output's tangent, from the tangents ``known`` by tensor id, or (a trace's terms) from ``given``:
+    one tangent or ``None`` (not followed: zero) per input position."""
     if not out.dtype.is_floating:
         return None
     grad = prim.grad
@@ -112,8 +158,8 @@ def _tangent_of(prim, inputs, attrs, out, rule, known):
     # A tangent rule may read any input and the output.
     op = Op(make_record(prim, inputs, attrs, out, rule, ()), tuple(inputs), (out,))
     tangents = []
-    for t in inputs:
-        tangent = known.get(t._id)
+    for k, t in enumerate(inputs):
+        tangent = known.get(t._id) if given is None else given[k]
         if tangent is None and t.dtype.is_floating:
             tangent = _ops.zeros_like(t)
         tangents.append(tangent)
@@ -133,24 +179,40 @@ def _tangent_of(prim, inputs, attrs, out, rule, known):
     return result
 
 
-def _jvp_from_vjp(op, rule, tangents):
-    """J t from the rule u -> J^T u: the derivative of <J^T u, t> with respect to u."""
-    u = _ops.zeros_like(op.outputs[0])
-    with _tape.GradientTape() as inner:
-        inner.watch(u)
-        grads = rule(op, u)
-        if not isinstance(grads, (list, tuple)):
-            grads = (grads,)
-        total = None
-        for g, t, shape in zip(grads, tangents, op.in_shapes):
-            if g is None or t is None:
-                continue
-            g = g if isinstance(g, Tensor) else _t.convert_to_tensor(g, dtype=t.dtype)
-            if g.shape != shape:
-                g = _tape._unbroadcast(g, shape, op.type)
-            term = _ops.reduce_sum(g * t)
-            total = term if total is None else total + term
-    if total is None:
-        return None
-    return inner.gradient(total, u)
+@contextlib.contextmanager
+def _unheard():
+    """Run the block with no listener in this thread (it keeps its traces, which hear nothing meanwhile)."""
+    st = _context.state
+    saved = st.listeners, st.audience
+    st.listeners, st.audience = [], _context.NOBODY
+    try:
+        yield
+    finally:
+        st.listeners, st.audience = saved
 
+
+def _jvp_from_vjp(op, rule, tangents):
+    """J t from the rule u -> J^T u: the derivative of <J^T u, t> with respect to u.
+
+    Its tape is the engine's means, not the user's computation: a trace does
+    not see it, unless an outer tape records these ops (its events need them).
+    """
+    with _unheard() if not _context.state.tapes else contextlib.nullcontext():
+        u = _ops.zeros_like(op.outputs[0])
+        with _tape.GradientTape() as inner:
+            inner.watch(u)
+            grads = rule(op, u)
+            if not isinstance(grads, (list, tuple)):
+                grads = (grads,)
+            total = None
+            for g, t, shape in zip(grads, tangents, op.in_shapes):
+                if g is None or t is None:
+                    continue
+                g = g if isinstance(g, Tensor) else _t.convert_to_tensor(g, dtype=t.dtype)
+                if g.shape != shape:
+                    g = _tape._unbroadcast(g, shape, op.type)
+                term = _ops.reduce_sum(g * t)
+                total = term if total is None else total + term
+        if total is None:
+            return None
+        return inner.gradient(total, u)

@@ -31,10 +31,11 @@ from . import _backend, _context
 from . import events as _events
 from ._record import FACTS, ID, IN_IDS, OUT_ID, PRIM, Op as _OpView, from_facts
 from ._registry import PRIMITIVES
+from ._forward import ForwardAccumulator
 from ._tape import GradientTape
 from ._tensor import ResourceVariable, Tensor
-from .events import (Accumulate, BackwardStep, Event, GradientBegin, GradientEnd, GradientRow, Leave, Op, OpSkipped,
-                     State, TapeBegin, TapeEnd, TapeReset, Watch)
+from .events import (Accumulate, BackwardStep, Event, ForwardBegin, ForwardEnd, GradientBegin, GradientEnd,
+                     GradientRow, Leave, Op, OpSkipped, State, Tangent, TapeBegin, TapeEnd, TapeReset, Watch)
 from .traces import Trace
 
 
@@ -335,6 +336,38 @@ class _Converter:
                   results=tuple(summarize(r) for r in p["results"]), spent=bool(p.get("spent", False)))
         return k + _PAYLOAD.size
 
+    # Forward mode (a ForwardAccumulator; its id stands where a tape's would).
+    def on_forward_begin(self, tid, buf, k):
+        p = buf[k + _PAYLOAD.payload]
+        self._add(ForwardBegin, tid, primals=tuple(t._id for t in p["primals"]))
+        for t, tangent in zip(p["primals"], p["tangents"]):
+            self._add(Watch, tid, **watch_fields(t, False))
+            self._add(Tangent, tid, tensor=t._id, tangent=summarize(tangent))
+        return k + _PAYLOAD.size
+
+    def on_forward_step(self, tid, buf, k):
+        # The op's own event first, unless a tape in this trace recorded it already.
+        p = buf[k + _PAYLOAD.payload]
+        out, inputs = p["output"], p["inputs"]
+        if out._id not in self.outputs:
+            if self.tensors is not None:
+                self.tensors[out._id] = out
+            raws = [t._value for t in inputs]
+            names = [t.name if t._is_variable else None for t in inputs]
+            labels = [None if t._is_variable else t.name for t in inputs]
+            value = self.outputs[out._id] = summarize(out)
+            self._add(Op, tid, **_op_fields(_OpView(p["record"]), names, labels, raws, self.outputs), value=value,
+                      during=self.in_gradient[-1] if self.in_gradient else None)
+        self._add(Tangent, tid, tensor=out._id, op_type=p["op_type"], inputs=tuple(t._id for t in inputs),
+                  in_tangents=tuple(summarize(t) for t in p["in_tangents"]),
+                  terms=tuple(summarize(t) for t in p["terms"]), partials=tuple(summarize(t) for t in p["partials"]),
+                  tangent=summarize(p["tangent"]))
+        return k + _PAYLOAD.size
+
+    def on_forward_end(self, tid, buf, k):
+        self._add(ForwardEnd, tid)
+        return k + _PAYLOAD.size
+
 
 # One function per event kind, shared by live recording and :func:`from_tape` (whose
 # notes hold the same payloads the hooks announce).
@@ -370,6 +403,8 @@ _VALUES = {
     "leave": (("tensor",), ()), "state": (("variable",), ()),
     "gradient_begin": ((), ("targets", "sources")), "gradient_row": ((), ()), "gradient_end": ((), ("results", "sources")),
     "accumulate": (("contribution", "total"), ()),
+    "forward_begin": ((), ("primals", "tangents")), "forward_end": ((), ()),
+    "forward_step": (("output", "tangent"), ("inputs", "in_tangents", "terms", "partials")),
 }
 
 
@@ -517,6 +552,11 @@ def is_tape(obj) -> bool:
     return isinstance(obj, GradientTape)
 
 
+def is_accumulator(obj) -> bool:
+    """Whether ``obj`` is a ``ForwardAccumulator`` (forward mode; the traces that saw it: :func:`traces_of`)."""
+    return isinstance(obj, ForwardAccumulator)
+
+
 def tape_id(tape) -> int:
     return tape._id
 
@@ -597,5 +637,5 @@ def from_tape(tape) -> Trace:
     return Trace(events)
 
 
-__all__ = ["trace", "from_tape", "trace_for", "traces_of", "recent_traces", "is_tape", "is_tensor", "tape_id", "tensor_id",
+__all__ = ["trace", "from_tape", "trace_for", "traces_of", "recent_traces", "is_tape", "is_accumulator", "is_tensor", "tape_id", "tensor_id",
            "variable_name", "tensor_info", "DEFAULT_MAX_EVENTS"]

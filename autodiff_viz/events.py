@@ -11,7 +11,9 @@ Glossary: an *op* event is one recorded forward operation (a node of the
 graph); a *backward_step* is that node's gradient rule running, with the
 *upstream gradient* it received and the gradient it sent to each input; an
 *accumulate* event adds one contribution to a tensor's gradient; a *gradient_row*
-starts one of the backward passes of a ``jacobian`` (one per row of the result).
+starts one of the backward passes of a ``jacobian`` (one per row of the result).  Forward mode
+(``ForwardAccumulator``) gives *forward_begin*, a *tangent* event per tensor
+whose tangent it computed, and *forward_end*.
 
 >>> import autodiff_viz as ad
 >>> x = ad.constant(3.0)
@@ -38,7 +40,7 @@ from typing import ClassVar, Optional
 import numpy as np
 
 FORMAT = "autodiff_viz.trace"
-VERSION = 3  # 2: op events carry the op's display formula and partial derivatives; 3: gradient_row events
+VERSION = 3  # 2: op events carry the op's display formula and partial derivatives; 3: gradient_row and forward-mode events
 HEAD = 16  # how many leading values a summary keeps (a tensor of up to 16 elements is shown in full)
 # Convolution and pooling ops keep more: their details show one output position's window of the input
 # and kernel, so their op and backward-step events keep up to WINDOW_HEAD leading values of each tensor
@@ -315,9 +317,50 @@ class GradientEnd(Event):
     spent: bool = False
 
 
+@dataclass(frozen=True)
+class ForwardBegin(Event):
+    """A ``ForwardAccumulator`` was entered (``tape`` is its id): forward mode follows ``primals``.
+
+    A ``watch`` and a ``tangent`` event follow for each primal (its value, and the direction given).
+    """
+
+    kind: ClassVar[str] = "forward_begin"
+    primals: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class ForwardEnd(Event):
+    """The ``ForwardAccumulator``'s ``with`` block was left."""
+
+    kind: ClassVar[str] = "forward_end"
+
+
+@dataclass(frozen=True)
+class Tangent(Event):
+    """Forward mode: ``tensor``'s tangent (its directional derivative ẋ) became known.
+
+    For an op's output, ``inputs`` are the op's inputs, ``in_tangents``
+    their tangents (``None``: not followed, a zero tangent) and ``terms`` each
+    followed input's term of the sum ``ẏ = Σ ∂y/∂aᵢ · ȧᵢ`` (``None`` where
+    not followed, or for a custom gradient's op); ``partials`` holds the
+    values of ``∂y/∂aᵢ`` where the op and the followed inputs are scalars; the ``op`` event
+    of the same output (from a tape, or from the accumulator itself) comes
+    first.  For a primal of the accumulator, ``inputs`` is empty.
+    """
+
+    kind: ClassVar[str] = "tangent"
+    tensor: int = 0
+    op_type: str = ""
+    inputs: tuple[int, ...] = ()
+    in_tangents: tuple[Optional[Summary], ...] = ()
+    terms: tuple[Optional[Summary], ...] = ()
+    partials: tuple[Optional[Summary], ...] = ()
+    tangent: Optional[Summary] = None
+
+
 EVENT_TYPES: dict[str, type] = {cls.kind: cls for cls in (
     TapeBegin, TapeEnd, TapeReset, Watch, Op, OpSkipped, Leave, State,
-    GradientBegin, GradientRow, BackwardStep, Accumulate, GradientEnd)}
+    GradientBegin, GradientRow, BackwardStep, Accumulate, GradientEnd, ForwardBegin, ForwardEnd, Tangent)}
 
 
 def _defaults(cls) -> dict:
@@ -355,6 +398,7 @@ class TraceFormatError(ValueError):
 
 __all__ = [
     "Event", "TapeBegin", "TapeEnd", "TapeReset", "Watch", "Op", "OpSkipped", "Leave", "State",
-    "GradientBegin", "GradientRow", "BackwardStep", "Accumulate", "GradientEnd", "Summary", "summarize",
-    "TraceFormatError", "EVENT_TYPES", "FORMAT", "VERSION", "WINDOW_OPS", "WINDOW_HEAD",
+    "GradientBegin", "GradientRow", "BackwardStep", "Accumulate", "GradientEnd", "ForwardBegin", "ForwardEnd",
+    "Tangent", "Summary", "summarize", "TraceFormatError", "EVENT_TYPES", "FORMAT", "VERSION", "WINDOW_OPS",
+    "WINDOW_HEAD",
 ]

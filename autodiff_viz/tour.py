@@ -155,6 +155,21 @@ def none_not_connected():
     return viz.explain(tape, z, x)
 
 
+def _forward_mode_trace():
+    """z = x·y + sin(x) in forward mode, along x (ẋ = 1, ẏ = 0): ż = y + cos(x) = ∂z/∂x."""
+    x, y = ad.constant(3.0), ad.constant(2.0)
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator([x, y], [ad.constant(1.0), ad.constant(0.0)]):
+            z = x * y + ad.sin(x)
+    return tr, {"x": x, "y": y, "z": z}
+
+
+def forward_mode():
+    """Forward mode: every box carries its tangent ẋ beside its value, computed in the same pass."""
+    tr, names = _forward_mode_trace()
+    return viz.graph(tr, names=names)
+
+
 EXAMPLES = {
     "square": square,
     "second-derivative": second_derivative,
@@ -167,6 +182,7 @@ EXAMPLES = {
     "none-state": none_state,
     "none-stop-recording": none_stop_recording,
     "none-not-connected": none_not_connected,
+    "forward-mode": forward_mode,
 }
 
 
@@ -222,9 +238,16 @@ def animation_second_derivative():
     return viz.animate(tr, title="Second derivative of x³ at 3: nested tapes")
 
 
+def animation_forward_mode():
+    """Forward mode step by step: the tangent rule with its numbers, the evaluation trace filling in."""
+    tr, names = _forward_mode_trace()
+    return viz.animate(tr, names=names, title="z = x·y + sin(x) in forward mode, along x")
+
+
 ANIMATIONS = {
     "sum-rule": animation_sum_rule,
     "second-derivative": animation_second_derivative,
+    "forward-mode": animation_forward_mode,
 }
 
 

@@ -24,7 +24,7 @@ True
 >>> traces.from_json('{"format": "autodiff_viz.trace", "version": 3, "events": [{"kind": "nope"}]}')
 Traceback (most recent call last):
 ...
-autodiff_viz.events.TraceFormatError: events[0]: unknown event kind 'nope' (known: tape_begin, tape_end, tape_reset, watch, op, op_skipped, leave, state, gradient_begin, gradient_row, backward_step, accumulate, gradient_end)
+autodiff_viz.events.TraceFormatError: events[0]: unknown event kind 'nope' (known: tape_begin, tape_end, tape_reset, watch, op, op_skipped, leave, state, gradient_begin, gradient_row, backward_step, accumulate, gradient_end, forward_begin, forward_end, tangent)
 """
 from __future__ import annotations
 

@@ -137,6 +137,77 @@ ad.viz.graph(tr, names=dict(zip(names, values)))   # the guide's names x1, x2, x
 # `Sqrt`; that and `x6` into `Mul` then `Sin`, the target `y`. Every input carries its gradient (`x6` the largest,
 # 0.67), all from one backward pass.
 #
+# ## Forward mode, drawn
+#
+# The same chain in forward mode, with the direction $\dot x = (1, 0, 0, 0)$ (along `x1` only). Every box now
+# carries its tangent $\dot v$ (in blue) under its value: how fast that value moves when `x1` does. There is no
+# backward pass: the tangents are computed in the same pass as the values, left to right.
+
+# %%
+direction = [ad.constant(v) for v in (1.0, 0.0, 0.0, 0.0)]
+with ad.trace() as ftr:
+    with ad.autodiff.ForwardAccumulator(values, direction) as acc:
+        y = chain(*values)
+forward_graph = ad.viz.graph(ftr, names=dict(zip(names, values)))
+forward_graph
+
+# %% [markdown]
+# *Picture description:* the same boxes as above, without gradients: each carries its value and, in blue, its
+# tangent ẋ. `x1` starts with ẋ 1.0 and the other inputs with ẋ 0.0; `Mul` (x1·x2 = 3.0) has ẋ 2.0 (that is
+# x2 · 1.0), `Log` ẋ 0.6667 (2.0 / 3.0), `Add` keeps 0.6667, `Sqrt` ẋ 0.2636, `Mul` ẋ 0.2109 and the result `y`
+# ẋ 0.1119: the same number as the gradient's `x1` entry above, ∂y/∂x1.
+
+# %%
+tangent_of = {}
+for n in forward_graph.model.nodes:   # the numbers in the boxes (the first Mul is x1 · x2)
+    tangent_of.setdefault(n.label, n.tangent.head[0])
+np.testing.assert_allclose([tangent_of[k] for k in ("Mul", "Log", "Sqrt", "y")],
+                           [2.0, 2.0 / 3.0, (2.0 / 3.0) / (2 * np.sqrt(np.log(3.0) + 0.5)), reverse[0]], rtol=1e-5)
+
+# %% [markdown]
+# Step through it: each step writes the tangent rule with the numbers,
+# $\dot y = \frac{\partial y}{\partial a}\,\dot a + \frac{\partial y}{\partial b}\,\dot b$, and the side panel
+# is the textbook's **evaluation trace**: one row per value, its expression, its primal and its tangent.
+
+# %%
+player = ad.viz.animate(ftr, names=dict(zip(names, values)))
+player
+
+# %%
+from autodiff_viz.viz.model.story import states   # the player's steps as data: the text the description quotes
+
+steps = list(states(player.data))
+assert steps[1]["lines"][-1] == "  = 2.0 · 1.0 + 1.5 · 0.0 = 2.0"
+assert [(r["expr"], r["value"], r["tangent"]) for r in steps[-1]["trace"]][4] == ("x1 · x2", "3.0", "2.0")
+assert (steps[-1]["trace"][-1]["value"], steps[-1]["trace"][-1]["tangent"]) == ("0.8476", "0.1119")
+
+# %% [markdown]
+# *Picture description:* a step-through player of the chain. Step 2 shows `Mul` with
+# "ẏ = ∂(a · b)/∂a · ȧ + ∂(a · b)/∂b · ḃ = b · ȧ + a · ḃ = 2.0 · 1.0 + 1.5 · 0.0 = 2.0" (checked below); the table beside it
+# ("Evaluation trace (forward mode)") gains one row per step, `x1 · x2` with primal 3.0 and tangent 2.0, and ends
+# with `y`: primal 0.8476, tangent 0.1119.
+#
+# Forward over backward: an accumulator around a tape differentiates the backward pass itself. The tangent of
+# the gradient is a Hessian-vector product $H\dot x$, and the picture shows both numbers in each box: ∂ (the
+# gradient, vermillion) and ẋ (the tangent, blue).
+
+# %%
+p = ad.constant([1.0, 2.0])
+with ad.trace() as htr:
+    with ad.autodiff.ForwardAccumulator(p, ad.constant([1.0, 0.0])) as acc:
+        with ad.GradientTape() as tape:
+            tape.watch(p)
+            cube = ad.reduce_sum(p * p * p)
+        grad = tape.gradient(cube, p)
+np.testing.assert_allclose(acc.jvp(grad).numpy(), [6.0, 0.0])   # H = diag(6p), so H·(1, 0) = (6, 0)
+ad.viz.graph(htr, names={"p": p, "grad": grad})
+
+# %% [markdown]
+# *Picture description:* the graph of `Σ p³` with `p` (= [1.0, 2.0], ẋ [1.0, 0.0], ∂ [3.0, 12.0]) and the
+# backward pass of the tape in a shaded box "run inside the ForwardAccumulator" (its boxes grey: they are not on
+# the path from `cube` back to `p`). The gradient `grad` at its end carries ẋ [6.0, 0.0]: the Hessian-vector
+# product.
+#
 # ## Which mode costs less?
 #
 # * Forward mode gives one **column** of the Jacobian per pass (one input direction).

@@ -294,8 +294,10 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     """Animate the forward and backward passes of ``source``, step by step.
 
     ``source`` is a trace (``with ad.trace() as tr:``), a tape (the trace
-    that saw it, or just its forward records), a list of events, or a
-    function: then ``animate(f, 3.0, 2.0)`` runs ``f`` on those inputs under
+    that saw it, or just its forward records), a traced ``ForwardAccumulator``
+    (forward mode: each step writes the tangent rule ``ẏ = Σ ∂y/∂a · ȧ`` with
+    its numbers, and the table is the evaluation trace of primals and
+    tangents), a list of events, or a function: then ``animate(f, 3.0, 2.0)`` runs ``f`` on those inputs under
     a tape, takes the gradient of its result with respect to every input,
     and adds linked views: a slider for input ``vary`` (default the first)
     over ``span``, with every node's value and derivative plotted against it.

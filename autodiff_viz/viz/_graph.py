@@ -32,6 +32,7 @@ from .model import fold as _fold
 from .model import graph as _model
 from .model import source as _source
 from .text import arguments as A
+from .text import words as W
 # Graphviz is run in one place, with a budget; these names stay importable from here.
 from .draw.graphviz import (  # noqa: F401
     INSTALL_HELP, GraphvizFailed, GraphvizNotFound, LayoutBudgetExceeded, _plain_labels, run_dot,
@@ -280,8 +281,10 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
           detail: str = "classroom", tape_notes: bool | None = None, style: str = "default") -> Graph:
     """Draw what a tape recorded.
 
-    ``source``: a ``GradientTape``, a ``Trace`` (or a list of events), or a
-    tensor (found in the open or last ``ad.trace()``, or on the recording tapes).
+    ``source``: a ``GradientTape``, a ``ForwardAccumulator`` seen by an
+    ``ad.trace()`` (its whole trace: tangents ẋ under the values), a ``Trace``
+    (or a list of events), or a tensor (found in the open or last
+    ``ad.trace()``, or on the recording tapes).
 
     ``target``/``sources``: tensors to highlight the path between (default:
     those of the last ``gradient()`` call); passing them prunes the graph to
@@ -343,6 +346,8 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     labels.update(_source.name_map(names or None))
     model = _build.build(found.events, tape=found.tape, target=target_ids, sources=source_ids, gradient=gradient,
                          prune=prune, collapse=collapse, names=labels, traced=found.traced)
+    if not model.nodes and W.NOTHING_DRAWN not in model.remarks:  # words, never a blank picture
+        model.remarks.append(W.NOTHING_DRAWN)
     if mark is not None:
         _mark(model, mark)
     if len(model.nodes) > MAX_NODES or len(model.edges) > MAX_EDGES:  # checked before any drawing work

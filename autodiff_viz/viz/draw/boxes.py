@@ -103,6 +103,9 @@ def label(w, n: M.Node) -> str:
             rows.append(f"{small}{esc(shape, L.TITLE_LIMIT)}</font>")
     if w.values and n.value is not None and n.kind not in (M.NUMPY,):
         rows.append(_block("= ", value_lines(w, n.value)))
+    if w.values and n.tangent is not None and n.kind not in (M.NUMPY,):  # forward mode: ẋ under the value
+        w.present.add("tangent")
+        rows.append(_block("ẋ ", value_lines(w, n.tangent), DIM if dim else _look.TANGENT))
     color = DIM if dim else VERMILLION
     for key, g in n.grads.items():
         who = f" {w.call_tag(key)}" if w.many_grads else ""
@@ -143,7 +146,7 @@ def tags(w, n: M.Node) -> list:
         else:
             tags.append("variable, not watched" + ("" if n.trainable else " (trainable=False)"))
     elif n.kind == M.WATCHED:
-        tags.append("tape.watch")
+        tags.append("primal, forward mode" if n.watched == "primal" else "tape.watch")
     elif n.kind == M.CONSTANT:
         tags.append("not watched")
     if w.many_tapes and n.tapes:

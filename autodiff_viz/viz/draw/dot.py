@@ -193,8 +193,10 @@ class _Writer:
                 rec = ", ".join(tape_name(t) for t in recorder) or "?"
                 self.out(f"subgraph cluster_backward_{bw} {{")
                 lk = LOOKS["backward_pass"]
-                self.out(f'label=<<b>backward pass of {tape_name(bw)}</b><br/><font point-size="10">recorded by {rec}: '
-                         f'differentiable again</font>>; style="{dot_style(lk)}"; color="{lk.border}"; '
+                how = (f"run inside the ForwardAccumulator {rec}: tangents carried" if m.forward_only(recorder)
+                       else f"recorded by {rec}: differentiable again")
+                self.out(f'label=<<b>backward pass of {tape_name(bw)}</b><br/><font point-size="10">{how}'
+                         f'</font>>; style="{dot_style(lk)}"; color="{lk.border}"; '
                          f'fillcolor="{lk.fill}"; fontcolor="{lk.text}"; penwidth={lk.width};', 2)
                 depth = 2
             self.scoped(nodes, depth)

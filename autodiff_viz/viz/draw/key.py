@@ -75,7 +75,9 @@ def shows(data: dict, name: str, pending: bool) -> bool:
 
 def entries(data: dict, pending: bool) -> list:
     """``(look name, words)`` of the key entries a storyboard shows, in key order."""
-    return [(name, LOOKS[name].says) for name in KEY if shows(data, name, pending)]
+    primal = {nd.get("primal", False) for nd in data["nodes"] if nd["box"] == "watched"}
+    says = {"watched": "primal of a ForwardAccumulator"} if primal == {True} else {}  # forward mode's green boxes
+    return [(name, says.get(name, LOOKS[name].says)) for name in KEY if shows(data, name, pending)]
 
 
 def flow(key: list, width: int, dpi: float, measure) -> tuple:

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ..text import labels as L
+from ..text.numbers import fmt_short
 from . import look as _look
 from .boxes import NBSP, esc
 from .look import GREY, LOOKS
@@ -35,6 +36,16 @@ def entries(w, compact: bool = False) -> list:
     says = {"broken": f"✗ {w.mark_legend}", **{k: f"{LOOKS[k].says} ({cue})" for k, cue in MARK_CUES.items()}}
     if w.full:
         says["variable"] = "variable, watched on read"
+    if w.m.forward_only({t for n in w.m.nodes if n.kind == "op" for t in n.tapes}):  # no tape: forward mode only
+        says["op"] = "op the ForwardAccumulator carried a tangent through"
+    rules = {t for n in w.m.nodes if n.backward_of is not None for t in n.tapes}
+    if w.m.forward_only(rules):  # forward over backward: the accumulator carries the rules' ops
+        says["rule_op"] = "op of a rule, run inside the ForwardAccumulator"
+        says["backward_pass"] = "backward pass run inside the ForwardAccumulator"
+    primal = _primals(w)
+    if primal:  # forward mode follows its primals as a tape follows what it watches
+        says["watched"] = "primal of a ForwardAccumulator" + (" or tensor passed to tape.watch" if primal == "some"
+                                                               else "")
     out = []
     for key in ORDER:
         if key in present:
@@ -55,6 +66,8 @@ def entries(w, compact: bool = False) -> list:
         tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if w.many_calls
                      else ("T2", "computed by the gradient() call of tape T2"))
         out.append((f"{grad}∂ {tag}</font>: {text}", f"∂ {tag}: {text}", True))
+    if "tangent" in present:
+        out.append(_tangent_entry(w, wide=True))
     if "nograd" in present:
         text = "no gradient() call has reached this tensor yet (a gradient of 0 shows ∂ 0.0)"
         out.append((f'<font color="{GREY}"><i>∂ not computed yet</i></font>: {text}', f"∂ not computed yet: {text}",
@@ -64,7 +77,7 @@ def entries(w, compact: bool = False) -> list:
 
 # The compact legend's order: what a reader needs first comes first, so that a legend cut short to fit a
 # small graph keeps it.
-COMPACT_ORDER = ("broken", "target", "source", "path", "grad", "calls", "variable", "watched", "constant", "op",
+COMPACT_ORDER = ("broken", "target", "source", "path", "grad", "tangent", "calls", "variable", "watched", "constant", "op",
                  "variable_unwatched", "rule_op", "skipped", "numpy", "scope", "dimmed", "backward_pass")
 
 
@@ -79,12 +92,15 @@ def compact_entries(w) -> list:
             text = f"{grad}∂ {example}</font>{NBSP}{says}"
             out.append((f'<td border="0" cellpadding="3"><font point-size="10">{text}</font></td>',
                         f"∂ {example} {says}", False))
+        elif key == "tangent" and "tangent" in w.present:
+            out.append(_tangent_entry(w, wide=False))
         elif key == "calls" and w.many_grads:
             tag, text = (("T1#2", "tape T1's 2nd gradient() call") if w.many_calls else ("T2", "tape T2's gradient()"))
             out.append((f'<td border="0" cellpadding="3"><font point-size="10">{grad}∂ {tag}</font>: {text}</font></td>',
                         f"∂ {tag}: {text}", False))
         elif key in w.present and key in LOOKS:
-            word = f"✗ {w.mark_legend}" if key == "broken" else LOOKS[key].word
+            word = (f"✗ {w.mark_legend}" if key == "broken" else "primal" if key == "watched" and _primals(w) == "all"
+                    else LOOKS[key].word)
             text = esc(word, L.TITLE_LIMIT, "end")
             out.append((swatch(LOOKS[key], text), text, False))
     return out
@@ -98,6 +114,25 @@ JACOBIAN_ROWS = ("after jacobian(): the Jacobian of {of} with respect to that te
 def _jacobian(w) -> bool:
     """Whether the picture shows a Jacobian call's rows (see :mod:`..model.rows`)."""
     return any(g.rows for g in w.m.gradients)
+
+
+def _primals(w) -> str:
+    """Whether the picture's green boxes are a ForwardAccumulator's primals: ``"all"``, ``"some"`` or ``""``."""
+    primal = {n.watched == "primal" for n in w.m.nodes if n.kind == "watched"}
+    return "" if True not in primal else "some" if False in primal else "all"
+
+
+def _tangent_entry(w, wide: bool) -> tuple:
+    """The legend's ``ẋ`` entry, with a tangent taken from the picture itself."""
+    example = next(n.tangent for n in w.m.nodes if n.tangent is not None)
+    shown = esc(fmt_short(example), 24)
+    tangent = f'<font color="{_look.TANGENT}">ẋ {shown}</font>'
+    if not wide:
+        return (f'<td border="0" cellpadding="3"><font point-size="10">{tangent}{NBSP}tangent</font></td>',
+                f"ẋ {fmt_short(example)} tangent", False)
+    text = ("in a box: the tangent of that tensor (forward mode): how fast it changes when the "
+            "ForwardAccumulator's primals move along the tangents given")
+    return f"{tangent}{NBSP}{text}", f"ẋ {fmt_short(example)} {text}", True
 
 
 def swatch(lk, text) -> str:

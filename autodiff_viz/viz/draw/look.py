@@ -23,7 +23,8 @@ and with the common colour-vision deficiencies):
   in a graph; a backward pass that an outer tape records);
 - vermillion: the backward pass and its gradients (the rule running now,
   every ``∂`` number), the target, where a path breaks or leaves the package;
-- sky, dashed: the border of a box that just received a gradient (the players' step highlight).
+- sky, dashed: the border of a box that just received a gradient (the players' step highlight);
+- blue text: a tangent ``ẋ`` of forward mode (a derivative along the direction of the sources, blue).
 
 Colour is never the only cue: the marks and moments a step or a graph tells apart (target, path,
 received, source) differ in width, dashes or a shape cue too, so a greyscale print still tells them
@@ -99,7 +100,10 @@ LOOKS = {
     # a border (the box keeps its fill), dashed: told from the target's thick solid border without colour
     "received": Look("received", "just received a gradient", WHITE, _S, 3.9, True),
     "pending": Look("pending", "not computed yet", WHITE, INK, 1.3, True, cue="faded"),
+    # forward mode: the tangent ẋ written beside a value (its text colour; the fill and border are the legend's)
+    "tangent": Look("tangent", "ẋ: tangent (forward mode)", WHITE, _B, 1.3, False, text=_B),
 }
+TANGENT = LOOKS["tangent"].text  # every ẋ number, in boxes and tables
 # What a player's box can be (the storyboard's ``box``), the marks over it (its ``role``), and the
 # moments of a step.
 PLAYER_BOXES = ("op", "variable", "variable_unwatched", "watched", "constant", "rule_op", "skipped", "numpy")
@@ -191,6 +195,7 @@ def theme_colours(dark: bool) -> dict:
             "gradient": mix(GRADIENT, WHITE, 0.65) if dark else GRADIENT, "focus": PALETTE["sky" if dark else "blue"],
             # the ∂ colour for small text beside other text (tables, details): darker, for a 4.5:1 contrast
             "gradient-text": mix(GRADIENT, WHITE, 0.65) if dark else mix(GRADIENT, INK, 0.8),
+            "tangent-text": mix(TANGENT, WHITE, 0.65) if dark else mix(TANGENT, INK, 0.8),  # ẋ in tables, likewise
             "paper": WHITE}
 
 

@@ -17,7 +17,7 @@ import textwrap
 import unicodedata
 
 from ..text import labels as _labels
-from .look import GRADIENT, GREY, INK
+from .look import GRADIENT, GREY, INK, TANGENT
 
 MONO = "DejaVu Sans Mono"
 # Text sizes in points, and line pitch as a multiple of the size.
@@ -38,6 +38,7 @@ LINE_STYLE = {
     "head": (PANEL_PT, "sans-serif", "bold", INK),
     "row": (PANEL_PT, MONO, "normal", INK),
     "fresh": (PANEL_PT, MONO, "bold", GRADIENT),  # a total that just changed: a gradient's colour
+    "tangent": (PANEL_PT, MONO, "bold", TANGENT),  # a row of the evaluation trace that just came (forward mode)
     "note": (PANEL_PT, "sans-serif", "normal", GREY),
     "result": (PANEL_PT, MONO, "bold", INK),
     "counter": (COUNTER_PT, "sans-serif", "normal", GREY),
@@ -61,6 +62,12 @@ def side_text(st) -> tuple:
     if len(wrapped) > MAX_LINES:
         wrapped = wrapped[:MAX_LINES - 1] + ["…"]
     rows = []
+    if st.get("trace"):
+        rows.append(("head", "Evaluation trace (forward mode)"))
+        for r in st["trace"][-MAX_ROWS // 2:]:
+            name = _labels.for_mpl(r["name"], NAME_LIMIT)
+            row = f"{'▸' if r['fresh'] else ' '} {name:<8} {_labels.clean(r['value']):>10}  ẋ {_labels.clean(r['tangent'])}"
+            rows.append(("tangent" if r["fresh"] else "row", _labels.shorten(row, ROW_LIMIT, "end")))
     if st["panel"]:
         table = []
         for r in st["panel"]:

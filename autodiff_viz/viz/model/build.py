@@ -98,6 +98,7 @@ class _Builder:
         self.names: dict[int, str] = {}
         self.scopes: dict[str, None] = {}
         self.windows: dict[int, tuple] = {}       # engine node id -> (its op event, [(call key, step)])
+        self.forward: set[int] = set()             # engine ids of the ForwardAccumulators
 
     # -- numbering ------------------------------------------------------------
     def tape_index(self, raw, begin: ev.TapeBegin | None = None) -> Tape:
@@ -142,7 +143,7 @@ class _Builder:
         node = self.new_node(kind=kind, label=label, tensor=self.tnum(raw), shape=tuple(shape), dtype=dtype,
                              value=value if value is not None else (w.value if w else None), _raw=raw)
         if w is not None:
-            node.watched = "auto" if w.auto else "explicit"
+            node.watched = "primal" if w.tape in self.forward else "auto" if w.auto else "explicit"
             node.trainable = w.trainable if w.variable else True
             if node.value is None:
                 node.value = w.value
@@ -155,7 +156,9 @@ class _Builder:
         events = self.events
         # First pass: what is watched, and variable names (a watch may come after the first use).
         for e in events:
-            if isinstance(e, ev.Watch) and self.keep(e):
+            if isinstance(e, ev.ForwardBegin):
+                self.forward.add(e.tape)
+            elif isinstance(e, ev.Watch) and self.keep(e):
                 prev = self.watch.get(e.tensor)
                 if prev is None or (prev.auto and not e.auto):
                     self.watch[e.tensor] = e
@@ -240,6 +243,13 @@ class _Builder:
                         rows.put(("node", node.id), rows.row, e.total)
                     else:
                         node.grads[(t.index, g.call)] = e.total
+            elif isinstance(e, ev.ForwardBegin):
+                t.forward = True
+            elif isinstance(e, ev.Tangent):
+                if self.keep(e):
+                    node = self.by_raw_tensor.get(e.tensor)
+                    if node is not None:
+                        node.tangent = e.tangent
             elif isinstance(e, ev.GradientEnd):
                 g = self.current_gradient(t)
                 if g is not None:

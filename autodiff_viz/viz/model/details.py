@@ -36,6 +36,7 @@ from ..text.numbers import fmt_full, fmt_number, fmt_shape, fmt_value, scalar
 HEADS = {
     "what": "what it is",
     "value": "value",
+    "tangent": "tangent ẋ (forward mode): its derivative along the accumulator's direction",
     "grads": "gradient of the target with respect to it, per gradient call",
     "rule": "its rule",
     "calls": "backward: what it received and sent",
@@ -115,6 +116,8 @@ def node_details(model: M.GraphModel) -> dict:
             sections.append(["value", value])
         elif n.shape or n.dtype:
             sections.append(["value", [fmt_shape(n.shape, n.dtype)]])
+        if n.tangent is not None:
+            sections.append(["tangent", [fmt_full(n.tangent)]])
         if n.grads:
             grads = []
             for key, g in n.grads.items():

@@ -53,7 +53,8 @@ class Node:
     scope: str = ""
     tapes: tuple = ()                   # tape indices that recorded this op
     backward_of: int | None = None      # op recorded while this tape's backward pass ran
-    watched: str | None = None          # 'auto' (variable read on the tape), 'explicit' (tape.watch), None
+    watched: str | None = None          # 'auto' (variable read on the tape), 'explicit' (tape.watch), 'primal'
+    #                                     (followed by a ForwardAccumulator), None
     trainable: bool = True
     notes: list = field(default_factory=list)   # plain-language remarks ("assign_add on the tape"...)
     role: str | None = None             # 'target', 'source' or None
@@ -66,6 +67,7 @@ class Node:
     partials: tuple = ()                # OP: each input's partial derivative ("b", "a")
     window: object = None               # Conv2D, MaxPool, AvgPool: one output position's window (.window)
     spreads: list = field(default_factory=list)  # ... and per backward step: (call key, step seq, .window.Spread)
+    tangent: ev.Summary | None = None   # forward mode: its tangent ẋ (the last accumulator's that followed it)
     _raw: object = None                 # the event tensor id this node stands for (for matching, not for display)
 
     @property
@@ -120,6 +122,7 @@ class Tape:
     spent: bool = False         # non-persistent and gradient() has run: it cannot be used again
     gradient_calls: int = 0
     skipped_ops: int = 0
+    forward: bool = False       # a ForwardAccumulator (forward mode), not a GradientTape
 
     @property
     def title(self) -> str:
@@ -181,6 +184,12 @@ class GraphModel:
 
     def tape(self, index: int) -> Tape | None:
         return next((t for t in self.tapes if t.index == index), None)
+
+    def forward_only(self, indices) -> bool:
+        """Whether the tapes numbered ``indices`` are all ForwardAccumulators (a backward pass run
+        inside forward mode is carried by it, not recorded)."""
+        forward = {t.index for t in self.tapes if t.forward}
+        return bool(indices) and set(indices) <= forward
 
 
 def reachable(model: GraphModel, start, forward=True, kinds=("data",)) -> set:

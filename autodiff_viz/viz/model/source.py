@@ -67,6 +67,11 @@ def events_of(source, tape=None, family=False) -> Found:
             events = family_of(tr.events, tid) if family else list(tr.events)
             return Found(events, tid, True)
         return Found(list(rec.from_tape(source).events), tid, False)
+    if rec.is_accumulator(source):  # forward mode: the whole trace (the tapes it ran around or inside too)
+        for tr in rec.traces_of(source):
+            return events_of(tr, tape)
+        raise LookupError("this ForwardAccumulator was not traced: a ForwardAccumulator keeps no record of its "
+                          "ops, so open `with ad.trace() as tr:` around it to draw it")
     if is_event_list(source):
         events = list(getattr(source, "events", source))
         if tape_id is not None and not rec.is_tape(tape):  # a number: T1, T2... as the picture shows them
@@ -79,7 +84,8 @@ def events_of(source, tape=None, family=False) -> Found:
                 return Found(upstream_of(tr.events, tid), tape_id, True)
         raise LookupError("this tensor was not recorded by any traced tape. Compute it inside "
                           "`with ad.trace() as tr:` (and a GradientTape), or pass the tape or the trace")
-    raise TypeError(f"expected a GradientTape, a Trace, a list of events or a tensor, got {type(source).__name__}")
+    raise TypeError(f"expected a GradientTape, a traced ForwardAccumulator, a Trace, a list of events or a tensor, "
+                    f"got {type(source).__name__}")
 
 
 def tape_numbers(events) -> dict:

@@ -34,6 +34,7 @@ from ... import events as ev
 from ..._shape import broadcast_axes
 from ..text import labels as L
 from ..text import words as W
+from . import forward as F
 from . import graph as M
 from . import window as _window
 from .story_rows import RowBook
@@ -72,7 +73,8 @@ class _Board:
 
     @staticmethod
     def _empty():
-        return {"alive": [], "vals": [], "grads": [], "order": [], "panel": [], "reset": False, "results": None}
+        return {"alive": [], "vals": [], "grads": [], "order": [], "panel": [], "trace": [], "reset": False,
+                "results": None}
 
     def step(self, phase, title, node=None, recv=(), edges=(), lines=(), numbers=None):
         d = self.delta
@@ -82,7 +84,7 @@ class _Board:
         self.carry, self.settle = self.settle, {}
         entry = {"phase": phase, "title": title, "node": node, "recv": list(recv), "edges": list(edges),
                  "lines": list(lines), "numbers": numbers or {}}
-        for key in ("alive", "vals", "grads", "order", "panel"):
+        for key in ("alive", "vals", "grads", "order", "panel", "trace"):
             if d[key]:
                 entry[key] = d[key]
         if d["reset"]:
@@ -120,6 +122,10 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         n = by_raw.get(tid)
         return shown[n.id] if n is not None else f"tensor {tid}"
 
+    def by_label(tid):
+        n = by_raw.get(tid)
+        return shown[n.id] if n is not None else None
+
     def tape_name(t):
         return f"tape {W.tape_name(tape_no.get(t, t))}"
 
@@ -149,19 +155,35 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
 
     b = board.delta
     b["alive"] = [n.id for n in nodes if n.is_leaf]
-    b["vals"] = [[n.id, fmt_short(n.value)] for n in nodes if n.is_leaf and n.value is not None]
+    tangents = {}  # tensor id -> its tangent event (forward mode), the first accumulator's
+    for e in events:
+        if e.kind == "tangent":
+            tangents.setdefault(e.tensor, e)
+    b["vals"] = [[n.id, _with_tangent(fmt_short(n.value), tangents.get(n._raw))] for n in nodes
+                 if n.is_leaf and n.value is not None]
+    for n in nodes:  # the evaluation trace starts with the primals
+        t = tangents.get(n._raw)
+        if n.is_leaf and t is not None:
+            b["trace"].append(F.trace_row("t" + gid[n.id], shown[n.id], n, t, label_of))
     op_events = {}
     for e in events:
         if e.kind == "op":
             op_events.setdefault(e.node, e)
     n_forward = sum(1 for e in op_events.values() if e.during is None)
-    intro = ["Forward pass: each op runs and the tape records it."]
+    taped = any(e.kind == "tape_begin" for e in events)
+    intro = ["Forward pass: each op runs and the tape records it."] if taped else []
+    if tangents:
+        intro.append("Forward mode: the ForwardAccumulator carries a tangent ẋ beside each value, ẏ = Σ ∂y/∂a · ȧ "
+                     "over the op's inputs, in the same pass.")
     if len(op_events) > n_forward:
         intro.append(f"{len(op_events) - n_forward} more ops appear later: gradient rules recorded by an outer "
                      "tape.")
     intro.extend(model.remarks)
     title = L.shorten(L.clean(title), L.TITLE_LIMIT, "end") if title else None
-    board.step("start", title or "Forward and backward pass, step by step", lines=intro)
+    default = "Forward and backward pass, step by step" if taped else "Forward mode, step by step"
+    if not nodes:  # words, never an empty player
+        intro, default = [W.NOTHING_DRAWN], "Nothing to show"
+    board.step("start", title or default, lines=intro)
 
     seen_ops: set[int] = set()
     fwd_count = 0
@@ -177,7 +199,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             node = by_raw[e.output]
             b = board.delta
             b["alive"].append(node.id)
-            b["vals"].append([node.id, fmt_short(e.value)])
+            t = tangents.get(e.output)
+            b["vals"].append([node.id, _with_tangent(fmt_short(e.value), t)])
             args = ", ".join(label_of(t) + (f" = {fmt_value(v)}" if v is not None and fmt_value(v) != label_of(t)
                                             else "") for t, v in zip(e.inputs, e.in_values))
             lines = [f"{e.op_type}({args})", f"= {fmt_value(e.value)}"]
@@ -187,10 +210,19 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             if e.during is None:
                 fwd_count += 1
                 head = f"Forward {fwd_count}/{n_forward}: {shown[node.id]}"
+            elif _is_forward(model, e.tape):  # only a ForwardAccumulator saw it: it pushes the tangent through
+                head = f"Run while {tape_name(e.during)} computes gradients: {shown[node.id]}"
             else:
                 head = f"Recorded while {tape_name(e.during)} computes gradients: {shown[node.id]}"
                 lines.append("An outer tape records the rule's ops, so it can differentiate them later.")
-            board.step("forward", head, node=gid[node.id], edges=in_edges.get(node.id, []), lines=lines)
+            numbers = None
+            if t is not None:
+                rule = F.tangent_lines(e, t, by_label)
+                lines = rule[:1] + [f"y = {fmt_value(e.value)}"] + lines[2:] + rule[1:]
+                b["trace"].append(F.trace_row("t" + gid[node.id], shown[node.id], e, t, label_of))
+                numbers = {"tangent": scalar(t.tangent), "terms": [scalar(v) for v in t.terms]}
+            board.step("forward", head, node=gid[node.id], edges=in_edges.get(node.id, []), lines=lines,
+                       numbers=numbers)
         elif kind == "op_skipped":
             node = by_raw.get(e.output)
             if node is None:
@@ -278,6 +310,19 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 board.delta["results"] = results
             recv = [gid[by_raw[t].id] for t, r in zip(e.sources, e.results) if r is not None and t in by_raw]
             board.step("done", done, lines=results or ["(no sources)"], recv=recv)
+        elif kind == "forward_end":
+            last = next((a for a in reversed(events[:i]) if a.kind == "tangent" and a.tape == e.tape and a.inputs),
+                        None)
+            lines = ["Every value now carries its tangent: one forward pass gave the derivative of every value",
+                     "along the direction given (a Jacobian-vector product)."]
+            if last is not None:
+                lines.append(f"acc.jvp({label_of(last.tensor)}) = {fmt_value(last.tangent)}")
+            inside = sorted({a.during for a in events[:i] if a.kind == "op" and a.tape == e.tape
+                             and a.during is not None})
+            if inside:  # forward over backward
+                lines.append(f"The backward pass of {', '.join(tape_name(t) for t in inside)} ran inside the "
+                             "accumulator: the tangent of a gradient is a Hessian-vector product H·v.")
+            board.step("done", "Done: the forward pass carried the tangents", lines=lines)
         elif kind == "state":
             n = by_raw.get(e.variable)
             name = L.shorten(L.clean((e.name or "variable").split(":")[0]))
@@ -290,13 +335,23 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         "title": title or "Automatic differentiation, step by step",
         "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
                    "box": n.box,
-                   "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw}
+                   "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw,
+                   **({"primal": True} if n.watched == "primal" else {})}  # (forward mode's primals only)
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
                    "label": W.slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
                   for k, e in enumerate(model.edges)],
         "steps": board.steps,
     }
+
+
+def _with_tangent(value: str, t) -> str:
+    """A box's value text, with its tangent beside it in forward mode: ``4.0  ẋ 4.0``."""
+    return f"{value}  ẋ {fmt_short(t.tangent)}" if t is not None and t.tangent is not None else value
+
+
+def _is_forward(model: M.GraphModel, raw) -> bool:
+    return any(t.raw == raw and t.forward for t in model.tapes)
 
 
 def _following(events, i, tape, node):
@@ -386,7 +441,8 @@ def stretched_axes(shape: tuple, upstream: tuple) -> tuple:
 def _replay(story: dict):
     """Apply the steps' deltas in order; yield ``(step, state, fresh)`` with the one state being updated."""
     n = len(story["nodes"])
-    state = {"alive": [0] * n, "vals": [""] * n, "grads": [""] * n, "order": [""] * n, "panel": {}, "results": []}
+    state = {"alive": [0] * n, "vals": [""] * n, "grads": [""] * n, "order": [""] * n, "panel": {}, "trace": {},
+             "results": []}
     for st in story["steps"]:
         if st.get("reset"):
             state.update(grads=[""] * n, order=[""] * n, panel={}, results=[])
@@ -397,6 +453,9 @@ def _replay(story: dict):
             for k, text in st.get(key, ()):
                 column[k] = text
         fresh = set()
+        for r in st.get("trace", ()):  # (a gradient call's reset leaves the evaluation trace as it is)
+            state["trace"][r["key"]] = dict(r)
+            fresh.add(r["key"])
         for r in st.get("panel", ()):
             row = state["panel"].setdefault(r["key"], {"name": r["name"], "terms": [], "total": "", "count": 0})
             row["terms"].append(r["term"])
@@ -424,11 +483,12 @@ def states(story: dict):
     The yielded dicts are fresh copies, safe to keep.
     """
     for st, state, fresh in _replay(story):
-        full = {k: v for k, v in st.items() if k not in ("alive", "vals", "grads", "order", "panel", "reset")}
+        full = {k: v for k, v in st.items() if k not in ("alive", "vals", "grads", "order", "panel", "trace", "reset")}
         full.update(alive=list(state["alive"]), vals=list(state["vals"]), grads=list(state["grads"]),
                     order=list(state["order"]), results=list(state["results"]),
                     panel=[dict(row, terms=list(row["terms"]), fresh=key in fresh)
-                           for key, row in state["panel"].items()])
+                           for key, row in state["panel"].items()],
+                    trace=[dict(row, fresh=key in fresh) for key, row in state["trace"].items()])
         yield full
 
 

@@ -82,3 +82,8 @@ def broadcast_sentence(name: str, shape, upstream, axes) -> str:
     where = f"axis {axes[0]}" if len(axes) == 1 else "axes " + ", ".join(str(a) for a in axes)
     return (f"{name} has shape {fmt_shape(tuple(shape))} and the upstream gradient {fmt_shape(tuple(upstream))}: "
             f"the tape sums over {where} to give the gradient of {name}.")
+
+
+# What every view says of a trace in which nothing drawable happened (never a blank picture).
+NOTHING_DRAWN = ("This trace saw nothing to draw: no GradientTape or ForwardAccumulator was active inside it while "
+                 "ops ran. Open ad.trace() around the tape (or the accumulator) and the computation.")

@@ -9,7 +9,7 @@ function Replay(steps, n) {
   function reset() {
     k = -1;
     S = {alive: new Array(n).fill(0), vals: new Array(n).fill(""), grads: new Array(n).fill(""),
-      order: new Array(n).fill(""), panel: new Map(), results: [], fresh: new Set()};
+      order: new Array(n).fill(""), panel: new Map(), trace: new Map(), results: [], fresh: new Set()};
   }
   function apply(st) {
     if (st.reset) { S.grads.fill(""); S.order.fill(""); S.panel = new Map(); S.results = []; }
@@ -18,6 +18,7 @@ function Replay(steps, n) {
     for (const [i, t] of st.grads || []) S.grads[i] = t;
     for (const [i, t] of st.order || []) S.order[i] = t;
     S.fresh = new Set();
+    for (const r of st.trace || []) { S.trace.set(r.key, r); S.fresh.add(r.key); }  // forward mode: not reset
     for (const r of st.panel || []) {
       let row = S.panel.get(r.key);
       if (!row) { row = {name: r.name, terms: [], total: "", count: 0}; S.panel.set(r.key, row); }
@@ -132,6 +133,13 @@ function render({ model, el }) {
     h("caption", {}, "Gradients accumulated so far"),
     h("thead", {}, h("tr", {}, h("th", {}, "tensor"), h("th", {}, "contributions"), h("th", {}, "total"))),
     panelBody);
+  // forward mode: the evaluation trace, one row per value with its primal and its tangent
+  const traceBody = h("tbody");
+  const traceTable = h("table", {class: "adv-trace"},
+    h("caption", {}, "Evaluation trace (forward mode)"),
+    h("thead", {}, h("tr", {}, h("th", {}, "value"), h("th", {}, "expression"), h("th", {}, "primal"),
+      h("th", {}, "tangent ẋ"))),
+    traceBody);
   const results = h("div", {class: "adv-results"});
   // --- a node's details (click, or Enter on a focused node) and its path (hover, focus) ----
   const details = data.details || null;
@@ -166,7 +174,7 @@ function render({ model, el }) {
     edgeEls.forEach((g, j) => g.classList.toggle("adv-path", on !== null && on.has(edgeEnds[j][0]) && on.has(edgeEnds[j][1])
       && data.edges[j].kind !== "leave" && data.edges[j].kind !== "skipped"));
   }
-  const side = h("div", {class: "adv-side"}, box.box, title, lines, panel, results, spoken);
+  const side = h("div", {class: "adv-side"}, box.box, title, lines, traceTable, panel, results, spoken);
 
   // --- controls ------------------------------------------------------------
   const getStep = () => model.get("step");
@@ -328,6 +336,12 @@ function render({ model, el }) {
       h("td", {class: "adv-total"}, r.total)));
     panelBody.replaceChildren(...rows);
     panel.style.display = rows.length ? "" : "none";
+    const trows = [];
+    for (const [key, r] of T.trace) trows.push(h("tr", {class: T.fresh.has(key) ? "adv-fresh" : ""},
+      h("td", {class: "adv-name"}, r.name), h("td", {class: "adv-expr"}, r.expr),
+      h("td", {class: "adv-primal"}, r.value), h("td", {class: "adv-tangent"}, r.tangent)));
+    traceBody.replaceChildren(...trows);
+    traceTable.style.display = trows.length ? "" : "none";
     results.replaceChildren(...T.results.map((l) => h("div", {}, l)));
     bar.update();
     if (gridLabel) { gridSlider.value = gi; gridLabel.textContent = " = " + fmt(linked.grid[gi]); drawPlot(); }
