@@ -225,7 +225,7 @@ def test_hint_missing_upstream_factor():
 
     r = classroom.check_rule("Tanh", tanh_local, tanh_twice, X)
     assert not r.passed and "multiply by the upstream gradient `grad`" in r.message
-    assert "random weights, not 1" in r.message
+    assert r.message.count("The upstream gradient is not 1 here") == 1   # said once, with the hint
     d = r.divergence
     np.testing.assert_allclose(d.got * d.upstream, d.expected, rtol=1e-6)
 
@@ -377,7 +377,14 @@ def test_prediction_of_the_wrong_length_or_shape():
     one = classroom.check_prediction(f, x, 12.0)
     assert one.message == ("For x you predicted one number, 12.0, but x has 3 elements (shape (3,)): the tape gives "
                            "[2.0, 4.0, 6.0], one number per element.")
-    assert classroom.check_prediction(lambda x: ad.reduce_sum(3.0 * x), x, 3.0).passed   # one number for all: fine
+    # The shape is part of the answer: one number for a vector is wrong even when every element is that number.
+    same = classroom.check_prediction(lambda x: ad.reduce_sum(2.0 * x), x, 2.0)
+    assert not same.passed and same.message == (
+        "For x you predicted one number, 2.0, but x has 3 elements (shape (3,)): the tape gives [2.0, 2.0, 2.0], "
+        "one number per element.")
+    assert classroom.check_prediction(lambda x: ad.reduce_sum(2.0 * x), x, [2.0, 2.0, 2.0]).passed
+    wrapped = classroom.check_prediction(lambda x: x * x, 3.0, [6.0])
+    assert not wrapped.passed and "shape (1,)" in wrapped.message and "()" in wrapped.message
 
 
 def exercise_3(a, b, c):
@@ -415,3 +422,30 @@ def test_exercise_3_wrong_answers_name_the_mistake():
     assert marked == {"c", "const"}
     const = next(n for n in for_c.explanation.graph.model.nodes if n.label == "const")
     assert const.value.head == (16.0,)       # c² = 16: where c's value came back
+
+
+def norm_with_origin_gradient(at_origin):
+    """The norm with a custom gradient: x/‖x‖ away from 0, ``at_origin`` (times the upstream) at 0."""
+    @ad.custom_gradient
+    def norm(x):
+        n = ad.sqrt(ad.reduce_sum(x * x))
+
+        def grad(upstream):
+            safe = ad.where(ad.greater(n, 0.0), n, ad.ones_like(n))
+            return ad.where(ad.greater(n, 0.0), upstream * x / safe, upstream * ad.constant(at_origin, dtype=x.dtype))
+        return n, grad
+    return norm
+
+
+@pytest.mark.parametrize("at_origin, right", [
+    ([0.0, 0.0], True), ([0.6, 0.8], True), ([1.0, 0.0], True), ([0.5, -0.5], True), ([-0.7, 0.7], True),
+    ([1.0, 1.0], False), ([0.72, 0.72], False), ([1.5, 0.0], False), ([0.0, -1.01], False),
+])
+def test_the_norm_at_the_origin_accepts_exactly_its_subgradients(at_origin, right):
+    # The norm's subgradients at 0 are the vectors of length at most 1 (closed form: ∂‖x‖ = {g : ‖g‖ ≤ 1}).
+    # [1, 1] lies inside the elementwise range [-1, 1] × [-1, 1] but has length √2: not a gradient there.
+    assert (np.linalg.norm(at_origin) <= 1.0) == right
+    r = classroom.check_rule(norm_with_origin_gradient(at_origin), np.array([3.0, -4.0]))
+    assert r.passed == right, r.message
+    if not right:
+        assert r.divergence.point == "x = 0" and "subgradient" in r.message and "steepest slope" in r.message

@@ -10,7 +10,9 @@ from .. import ResourceVariable, Tensor, constant, extend
 from .._shape import broadcast_axes
 from ..test import compute_gradient
 from .messages import need_function, _cap, _count, _fmt, _hint, _input_names, _param_names, _point_words
-from .numeric import _finite_forward, _is_kink, _max_err, _one_sided, _unbroadcast, _whole_ok
+from .messages import _upstream_words
+from .numeric import _finite_forward, _is_kink, _max_err, _one_sided, _steepest_slopes, _subgradient_ok, _unbroadcast
+from .numeric import _whole_ok
 from .results import CheckResult, Divergence
 from .running import _RuleMistake, _Watcher, _custom_forward, _lookup, _primitive_forward, _run, _your_frame
 from .running import registered
@@ -203,11 +205,9 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
                + ("; at ties and kinks the documented convention was followed" if kinks or jac_kink else "") + ".")
     elif divergence is not None:
         d = divergence
-        msg = f"{_cap(what)} is not right. The numbers first diverge at {d.describe()}."
-        if d.why:
-            msg += " " + d.why
-        if d.hint:
-            msg += " " + d.hint
+        msg = f"{_cap(what)} is not right. The numbers first diverge at {d.describe()}"
+        for part in (_upstream_words(d.upstream, d.hint), d.why, d.hint):
+            msg += (" " + part) if part else ""
         mark = d.tensor
         note = (f"Rule sent {_fmt(d.got) if d.got is not None else 'None'} to {d.input_name}; "
                 f"right: {_fmt(d.expected)}.")
@@ -229,23 +229,33 @@ def _labels(rec, op_type, select, label, xs, names) -> dict:
 
 
 def _judge(reference, node, arrays, i, upstream, got, conv, rtol, atol) -> dict:
-    """Is what the rule sent to input ``i`` right?  Finite differences decide, or the convention at a kink."""
+    """Is what the rule sent to input ``i`` right?  Finite differences decide, or the convention at a kink.
+
+    With no convention, a kink accepts exactly the subgradients: checked along
+    many directions at once (:func:`.numeric._steepest_slopes`), never element
+    by element, which would pass [1, 1] for the norm at the origin.
+    """
     right, left, central = _one_sided(reference, node, arrays, i, upstream)
     kink = _is_kink(right, left)
     expected = central.copy()
     why = ""
-    if np.any(kink):
-        lo, hi = np.minimum(right, left), np.maximum(right, left)
+    at_kink = bool(np.any(kink))
+    sub_ok = None
+    if at_kink:
         if conv is not None:
             expected[kink] = conv[kink]
             why = ("Here the slopes from the left and the right differ (a tie or a kink), so finite differences "
                    "cannot decide: the checker follows the documented convention, TensorFlow's, which the "
                    "built-in rule implements.")
-        else:
-            inside = (got >= lo - atol) & (got <= hi + atol) if got is not None and got.shape == lo.shape else False
-            expected[kink] = np.where(inside, got, (lo + hi) / 2)[kink]
-            why = (f"Here the slopes from the left and the right differ (a kink): any value from {_fmt(lo)} to "
-                   f"{_fmt(hi)} is accepted, elementwise.")
+        elif got is not None and got.shape == expected.shape:
+            dirs, slopes = _steepest_slopes(reference, node, arrays, i, upstream, got, central)
+            sub_ok, worst, dots = _subgradient_ok(dirs, slopes, got, rtol, atol)
+            expected[kink] = (got if sub_ok else central)[kink]
+            why = ("Here the function has a kink (its slopes differ from one side to the other), so finite "
+                   "differences cannot decide: a gradient g is accepted when, for every direction d, g·d is at most "
+                   "the steepest slope of the function along d close to this point (a subgradient); "
+                   + (f"along d = {_fmt(dirs[worst])} your g·d is {_fmt(dots[worst])}, but the steepest slope is "
+                      f"{_fmt(slopes[worst])}." if not sub_ok else "yours is one."))
     finite = np.isfinite(expected)
     if got is None:
         ok = bool(np.allclose(expected[finite], 0.0, atol=atol))  # None for a zero gradient is what TF does too
@@ -254,7 +264,8 @@ def _judge(reference, node, arrays, i, upstream, got, conv, rtol, atol) -> dict:
     else:
         with np.errstate(all="ignore"):
             ok = bool(np.all(np.isclose(got, expected, rtol=rtol, atol=atol) | ~finite))
-    return {"ok": ok, "got": got, "expected": expected, "kink": kink, "why": why if not ok and np.any(kink) else ""}
+        ok = ok and sub_ok is not False
+    return {"ok": ok, "got": got, "expected": expected, "kink": kink, "why": why if not ok and at_kink else ""}
 
 
 def _failed_run(e, what, show, node=None) -> CheckResult:

@@ -99,8 +99,7 @@ def _hint(d, verdicts, upstream, where, names, arrays, who) -> str:
         if _sums_down(got.shape, np.shape(upstream)) and not close(upstream, np.ones_like(upstream)) and \
                 close(got * upstream, exp):
             return ("Your numbers are the local derivative alone: multiply by the upstream gradient `grad` "
-                    "(chain rule: the rule sends grad × ∂output/∂input). The checker starts the backward pass "
-                    "from random weights, not 1, so the upstream gradient is not 1 here.")
+                    f"(chain rule: the rule sends grad × ∂output/∂input). {UPSTREAM_NOT_ONE}")
         others = [j for j, v in enumerate(verdicts) if v is not None and j != d.input_index]
         for j in others:
             v = verdicts[j]
@@ -113,8 +112,20 @@ def _hint(d, verdicts, upstream, where, names, arrays, who) -> str:
     return ""
 
 
+UPSTREAM_NOT_ONE = ("(The upstream gradient is not 1 here: the checker starts the backward pass from random weights "
+                    "on the output, so a rule that forgets the upstream factor cannot pass by luck.)")
+
+
+def _upstream_words(upstream, hint) -> str:
+    """The note on the random upstream gradient: once per message, and only where it is true and matters."""
+    u = np.asarray(upstream, dtype=np.float64)
+    if UPSTREAM_NOT_ONE in hint or not np.any(u) or np.allclose(u, 1.0):
+        return ""
+    return UPSTREAM_NOT_ONE
+
+
 def _shape_words(name, pa, aa) -> str:
-    if pa.ndim <= 1 and aa.ndim <= 1:
+    if pa.ndim <= 1 and aa.ndim <= 1 and pa.size != aa.size:
         return (f"For {name} you predicted {_count(pa.size, 'number')}, but {name} has {_count(aa.size, 'element')} "
                 f"(shape {aa.shape}): a gradient has one number per element of its input.")
     return (f"Your prediction for {name} has shape {pa.shape}; a gradient has the shape of its input, {aa.shape}.")

@@ -17,7 +17,9 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
     """Compare a predicted gradient of ``f(*inputs)`` (summed over its elements) with the tape's.
 
     ``predicted`` holds one value per input (a single value for one input);
-    ``None`` predicts that the input gets no gradient.  ``inputs`` are values
+    ``None`` predicts that the input gets no gradient.  A prediction must
+    have its input's shape: one number is not the gradient of a vector, even
+    when every element of that gradient is that number.  ``inputs`` are values
     (made float32 constants and watched) or variables (watched when read, as
     usual, so an unwatched one gives ``None``).  Inputs are named by ``f``'s
     parameters (or a variable's own name) in words and in the picture.
@@ -53,14 +55,15 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
             continue
         pa = np.asarray(p.numpy() if isinstance(p, Tensor) else p, dtype=np.float64)
         aa = np.asarray(a.numpy(), dtype=np.float64)
-        if pa.shape != aa.shape and pa.size != 1:
-            wrong.append(i)
-            why[i] = _shape_words(names[i], pa, aa)
-        elif not np.allclose(pa, aa, rtol=rtol, atol=atol):
+        if pa.shape != aa.shape:  # the shape is part of the answer: 2.0 is not [2, 2, 2]
             wrong.append(i)
             if pa.size == 1 and aa.size > 1:
                 why[i] = (f"For {names[i]} you predicted one number, {_show(p)}, but {names[i]} has {aa.size} "
                           f"elements (shape {aa.shape}): the tape gives {_show(a)}, one number per element.")
+            else:
+                why[i] = _shape_words(names[i], pa, aa)
+        elif not np.allclose(pa, aa, rtol=rtol, atol=atol):
+            wrong.append(i)
     if not wrong:
         shown = ", ".join(f"d/d{n} = {_show(a)}" for n, a in zip(names, actual))
         return CheckResult(True, f"Right: {shown}.", **show)
@@ -83,7 +86,15 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
     if len(wrong) > 1:
         msg += f" Also check: {', '.join(names[j] for j in wrong[1:])}."
     return CheckResult(False, msg, explanation=explanation, mark=extend.tensor_id(sources[i]),
-                       note=f"You predicted {_show(p)}; the tape gives {_show(a)}.", **show)
+                       note=f"You predicted {_show(p)}; the tape gives {_show(a)}{_shapes(p, a)}.", **show)
+
+
+def _shapes(p, a) -> str:
+    """The two shapes, where they differ (the numbers alone would not show it: 6.0 and [6.0])."""
+    if p is None or a is None:
+        return ""
+    ps, as_ = np.shape(p.numpy() if isinstance(p, Tensor) else p), tuple(a.shape)
+    return "" if ps == as_ else f" (shape {ps}, the tape's {as_})"
 
 
 def _around_the_tape(f, sources, i, y, tr, explanation) -> str:
