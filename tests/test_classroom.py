@@ -321,7 +321,7 @@ def sum_to_shape(g, shape):
     return g
 
 
-def test_exact_shapes_mode_makes_the_rule_sum_over_broadcast_dimensions():
+def test_a_rule_sums_over_broadcast_dimensions_itself_as_in_tensorflow():
     x = np.arange(6.0).reshape(2, 3) / 5
     w = np.array([0.5, -1.0, 2.0])
     f = lambda x, w: ad.reduce_sum(ad.multiply(x, w) ** 2)  # noqa: E731
@@ -334,13 +334,18 @@ def test_exact_shapes_mode_makes_the_rule_sum_over_broadcast_dimensions():
         a, b = op.inputs
         return sum_to_shape(grad * b, a.shape), sum_to_shape(grad * a, b.shape)
 
-    assert classroom.check_rule("Mul", mul_unsummed, f, [x, w]).passed   # the tape sums for you by default
-    r = classroom.check_rule("Mul", mul_unsummed, f, [x, w], exact_shapes=True)
+    # TensorFlow's way by default: a rule sums over broadcast dimensions itself (TF's own Mul rule does,
+    # with BroadcastGradientArgs); only when told otherwise does this package's tape sum for it.
+    assert classroom.check_rule("Mul", mul_unsummed, f, [x, w], exact_shapes=False).passed
+    assert classroom.check_rule("Mul", None, f, [x, w]).passed   # the built-in rule leaves the sum to this tape
+    r = classroom.check_rule("Mul", mul_unsummed, f, [x, w])
     assert not r.passed and r.marked_label == "Mul"
     assert r.message == ("The rule for Mul sent a gradient of shape (2, 3) to w, whose shape is (3,). w was "
                          "broadcast (copied) along axis 0 to make the output, so its gradient is the sum over the "
-                         "copies: ad.reduce_sum(g, axis=0). In this exercise the tape does not sum for you.")
-    ok = classroom.check_rule("Mul", mul_summed, f, [x, w], exact_shapes=True)
+                         "copies: ad.reduce_sum(g, axis=0). In TensorFlow a gradient rule does this sum itself: the "
+                         "tape does not sum for you.")
+    assert r.message == classroom.check_rule("Mul", mul_unsummed, f, [x, w], exact_shapes=True).message
+    ok = classroom.check_rule("Mul", mul_summed, f, [x, w])
     assert ok.passed, ok.message
     # d/dw sum((x w)^2) = sum over rows of 2 x² w
     np.testing.assert_allclose(ok.theoretical[1].ravel(), (2 * x**2 * w).sum(axis=0), rtol=1e-6)

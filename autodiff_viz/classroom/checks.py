@@ -20,7 +20,7 @@ from .running import registered
 
 def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Callable] = None,
                inputs: Any = None, *, rtol: float = 1e-4, atol: float = 1e-6, seed: int = 0,
-               exact_shapes: bool = False) -> CheckResult:
+               exact_shapes: Optional[bool] = None) -> CheckResult:
     """Check a gradient rule against finite differences and name the node where it goes wrong.
 
     Two forms:
@@ -36,9 +36,12 @@ def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Calla
     list/tuple with one value per argument; values become float64 constants,
     so finite differences are accurate.  Besides them the rule is checked at the
     origin, at a tie (every input equal to the first, when their shapes agree)
-    and at a random point (``seed``).  ``exact_shapes=True``: each gradient the
-    rule returns must have its input's shape (the rule sums over broadcast
-    dimensions itself; the tape would otherwise do it).
+    and at a random point (``seed``).  A rule is run the way TensorFlow runs
+    it: each gradient it returns must have its input's shape, so the rule sums
+    over broadcast dimensions itself (``exact_shapes``, on by default).
+    ``exact_shapes=False`` lets this package's tape do that sum after the rule,
+    a convenience TensorFlow does not have; ``rule=None`` (this package's
+    built-in rule, which leaves the sum to its tape) defaults to it.
     The rule is installed only while checking: the registry is left as it was.
 
     >>> import autodiff_viz as ad, numpy as np
@@ -72,6 +75,8 @@ def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Calla
         raise TypeError("check_rule: give f, a function of the inputs that uses the op")
     need_function(f, f"check_rule({op_type!r}, rule, f, inputs)", "f", "a function of the inputs that uses the op")
     builtin = prim.grad if callable(prim.grad) else None   # the documented convention at kinks and ties
+    if exact_shapes is None:
+        exact_shapes = rule is not None
     watcher = _Watcher(rule if rule is not None else prim.grad, op_type, exact_shapes) if callable(
         rule if rule is not None else prim.grad) else None
     ctx = registered(op_type, watcher) if watcher is not None else contextlib.nullcontext()
@@ -299,6 +304,7 @@ def _unsummed(watcher, op_type, show) -> CheckResult:
            + (", keepdims=True" if keep else "") + ")")
     msg = (f"The rule for {op_type} sent a gradient of shape {got} to {name}, whose shape is {want}. "
            f"{name} was broadcast (copied) along axis {', '.join(map(str, axes))} to make the output, so its "
-           f"gradient is the sum over the copies: {how}. In this exercise the tape does not sum for you.")
+           f"gradient is the sum over the copies: {how}. In TensorFlow a gradient rule does this sum itself: the tape does not "
+           "sum for you.")
     return CheckResult(False, msg, mark=op.out_id, note=f"Sent shape {got} to {name} of shape {want}.", **show)
 

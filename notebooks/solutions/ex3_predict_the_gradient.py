@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -11,8 +16,9 @@
 # %% [markdown]
 # # Exercise 3: predict the gradient
 #
-# Work each answer out on paper first, then let `classroom.check_prediction` compare it with the tape. A prediction
-# is one value per input; `None` predicts that no gradient reaches the input. A wrong answer comes with the graph,
+# Work each answer out on paper first, then let `classroom.check_prediction` (this package's own, not TensorFlow)
+# compare it with the tape. A prediction is one value per input, with the input's shape (a vector's gradient is a
+# vector, even when all its elements are equal); `None` predicts that no gradient reaches the input. A wrong answer comes with the graph,
 # and a wrong `None` with the explanation of where the path breaks.
 #
 # Example (deliberately wrong): $y = x^3$ at $x = 2$. Is the slope 6?
