@@ -454,3 +454,46 @@ def test_the_norm_at_the_origin_accepts_exactly_its_subgradients(at_origin, righ
     assert r.passed == right, r.message
     if not right:
         assert r.divergence.point == "x = 0" and "subgradient" in r.message and "steepest slope" in r.message
+
+
+def test_an_error_inside_a_custom_gradient_marks_its_node():
+    @ad.custom_gradient
+    def scaled(x):
+        def grad(upstream):
+            return upstream * x.no_such_thing
+        return 3.0 * x, grad
+
+    r = classroom.check_rule(scaled, lambda x: ad.sin(scaled(x)), X)
+    assert not r.passed and r.message.startswith("Running the custom gradient of scaled raised AttributeError")
+    assert r.marked_label == "scaled"
+    marked = [n for n in r.graph().model.nodes if n.broken]
+    assert [n.label for n in marked] == ["scaled"]
+
+    @ad.custom_gradient
+    def fails_forward(x):
+        raise ValueError("no value")
+
+    r = classroom.check_rule(fails_forward, X)   # the forward pass failed: no node's rule to blame
+    assert not r.passed and "raised ValueError: no value" in r.message and r.marked_label is None
+
+
+def test_one_name_per_input_in_every_message():
+    # Mul's second input is the parameter w of f: every message calls it w, never the formula's b.
+    x = np.arange(6.0).reshape(2, 3) / 5
+    w = np.array([0.5, -1.0, 2.0])
+    f = lambda x, w: ad.reduce_sum(ad.multiply(x, w) ** 2)  # noqa: E731
+    to_x = lambda op, grad: grad * op.inputs[1]  # noqa: E731
+    shape = classroom.check_rule("Mul", lambda op, grad: (to_x(op, grad), grad[:, :1]), f, [x, w])
+    unsummed = classroom.check_rule("Mul", lambda op, grad: (to_x(op, grad), grad * op.inputs[0]), f, [x, w])
+    doubled = classroom.check_rule(
+        "Mul", lambda op, grad: (to_x(op, grad), 2.0 * sum_to_shape(grad * op.inputs[0], (3,))), f, [x, w])
+    assert "sent a gradient of shape (2, 1) to w, whose shape is (3,)" in shape.message
+    assert "sent a gradient of shape (2, 3) to w, whose shape is (3,)" in unsummed.message
+    assert doubled.divergence.input_name == "w" and "to w;" in doubled.message
+    for r in (shape, unsummed, doubled):
+        assert " b " not in r.message and " b," not in r.message and " b:" not in r.message, r.message
+    # A formula's slot that is also a parameter's name says whose slot it is: a is f's a, Mul's input a is sin(a).
+    g = lambda a, b: ad.multiply(ad.sin(a), b)  # noqa: E731
+    r = classroom.check_rule("Mul", lambda op, grad: (grad, grad * op.inputs[0]), g, [A, B])
+    assert r.divergence.input_name == "Mul's input a" and "the rule sent" in r.message
+    np.testing.assert_allclose(r.divergence.expected, r.divergence.upstream * B, rtol=1e-6)   # ∂(u·b)/∂u = b

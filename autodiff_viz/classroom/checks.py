@@ -10,7 +10,7 @@ from .. import ResourceVariable, Tensor, constant, extend
 from .._shape import broadcast_axes
 from ..test import compute_gradient
 from .messages import need_function, _cap, _count, _fmt, _hint, _input_names, _param_names, _point_words
-from .messages import _upstream_words
+from .messages import _names_of_inputs, _upstream_words
 from .numeric import _finite_forward, _is_kink, _max_err, _one_sided, _steepest_slopes, _subgradient_ok, _unbroadcast
 from .numeric import _whole_ok
 from .results import CheckResult, Divergence
@@ -144,12 +144,15 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
               watcher, where, names) -> CheckResult:
     op_label = "the custom-gradient function" if op_type == "IdentityN" else f"an op of type {op_type}"
     xs = [constant(a) for a in arrays]
+    if watcher is not None:
+        watcher.labels = {extend.tensor_id(x): n for x, n in zip(xs, names)}
     with np.errstate(all="ignore"):
         run = _run(f, xs, seed)
     rec, tr, y = run.rec, run.trace, run.target
     show = dict(trace=tr, target=y, sources=xs, names=_labels(rec, op_type, select, label, xs, names))
     if run.error is not None:
-        return _failed_run(run.error, what, show, watcher.node if watcher is not None else None)
+        node = watcher.node if watcher is not None else _unfinished_node(run, op_type, select)
+        return _failed_run(run.error, what, show, node)
     if watcher is not None and watcher.unsummed is not None:
         return _unsummed(watcher, op_type, show)
     labels = show["names"]
@@ -178,7 +181,8 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
             out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
             conv = [None if c is None else _unbroadcast(c.numpy() if isinstance(c, Tensor) else c, a.shape)
                     for c, a in zip(out, in_arrays)]
-        who = [labels.get(extend.tensor_id(t), n) for t, n in zip(ins, input_names or _input_names(len(ins)))]
+        who = _names_of_inputs(labels, [extend.tensor_id(t) for t in ins], input_names or _input_names(len(ins)),
+                               label)
         verdicts = []
         for i, t in enumerate(ins):
             if extend.tensor_id(t) not in reach or not t.dtype.is_floating:
@@ -271,6 +275,22 @@ def _judge(reference, node, arrays, i, upstream, got, conv, rtol, atol) -> dict:
             ok = bool(np.all(np.isclose(got, expected, rtol=rtol, atol=atol) | ~finite))
         ok = ok and sub_ok is not False
     return {"ok": ok, "got": got, "expected": expected, "kink": kink, "why": why if not ok and at_kink else ""}
+
+
+def _unfinished_node(run, op_type, select):
+    """The node whose gradient function raised: the newest checked node the backward pass did not finish.
+
+    Only once the forward pass is done (an error in ``f`` itself belongs to no node's rule).
+    """
+    if run.target is None:
+        return None
+    rec = run.rec
+    done = {node.id for _, node, _, _ in rec.steps}
+    for nid in reversed(rec.order):
+        node, _ = rec.ops[nid]
+        if node.type == op_type and select(node) and nid not in done:
+            return node
+    return None
 
 
 def _failed_run(e, what, show, node=None) -> CheckResult:
