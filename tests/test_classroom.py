@@ -341,8 +341,9 @@ def test_a_rule_sums_over_broadcast_dimensions_itself_as_in_tensorflow():
     r = classroom.check_rule("Mul", mul_unsummed, f, [x, w])
     assert not r.passed and r.marked_label == "Mul"
     assert r.message == ("The rule for Mul sent a gradient of shape (2, 3) to w, whose shape is (3,). w was "
-                         "broadcast (copied) along axis 0 to make the output, so its gradient is the sum over the "
-                         "copies: ad.reduce_sum(g, axis=0). In TensorFlow a gradient rule does this sum itself: the "
+                         "broadcast (copied) along axis 0 to make the output (one copy per example of the batch: a "
+                         "missing sum over the batch), so its gradient is the sum over the copies: "
+                         "ad.reduce_sum(g, axis=0). In TensorFlow a gradient rule does this sum itself: the "
                          "tape does not sum for you.")
     assert r.message == classroom.check_rule("Mul", mul_unsummed, f, [x, w], exact_shapes=True).message
     ok = classroom.check_rule("Mul", mul_summed, f, [x, w])
@@ -497,3 +498,53 @@ def test_one_name_per_input_in_every_message():
     r = classroom.check_rule("Mul", lambda op, grad: (grad, grad * op.inputs[0]), g, [A, B])
     assert r.divergence.input_name == "Mul's input a" and "the rule sent" in r.message
     np.testing.assert_allclose(r.divergence.expected, r.divergence.upstream * B, rtol=1e-6)   # ∂(u·b)/∂u = b
+
+
+# -- mistakes named, not only numbered (each right value is the closed form: tanh' = 1 - y², (a/b)' ...) ----
+def tanh_right(op, grad):
+    return grad * (1.0 - op.outputs[0] ** 2)
+
+
+MATS = [np.array([[0.0, 1.0], [2.0, 3.0]]) / 3, np.array([[1.0, -2.0], [0.5, 1.5]])]
+RECT = [np.arange(6.0).reshape(2, 3) / 3, np.arange(12.0).reshape(3, 4) / 7]
+XB = [np.arange(12.0).reshape(4, 3) / 5, np.array([0.5, -1.0, 2.0])]
+bias_loss = lambda x, b: ad.reduce_sum((x + b) ** 2)  # noqa: E731
+matmul_loss = lambda a, b: ad.reduce_sum(ad.matmul(a, b) ** 2)  # noqa: E731
+
+
+@pytest.mark.parametrize("op_type, rule, f, x, words", [
+    ("Tanh", lambda op, g: 2.0 * tanh_right(op, g), tanh_twice, X, "exactly twice the right ones: a factor 2"),
+    ("Tanh", lambda op, g: 0.5 * tanh_right(op, g), tanh_twice, X, "exactly half the right ones"),
+    ("Tanh", lambda op, g: 3.0 * tanh_right(op, g), tanh_twice, X, "exactly 3.0 times the right ones: a constant"),
+    ("Tanh", lambda op, g: g * (1.0 - op.inputs[0] ** 2), tanh_twice, X,
+     "reads the input op.inputs[0] where its formula needs the output op.outputs[0]"),
+    ("Sin", lambda op, g: g * ad.cos(op.outputs[0]), lambda x: ad.sin(x) * x, X,
+     "reads the output op.outputs[0] where its formula needs the input op.inputs[0]"),
+    ("Tanh", lambda op, g: g * (1.0 - op.outputs[0]), tanh_twice, X, "needs y² (a missing square)"),
+    ("RealDiv", lambda op, g: (g / op.inputs[0], -g * op.inputs[1] / op.inputs[0] ** 2),
+     lambda a, b: ad.divide(a, b + 3.0) * a, [A, B], "operands swapped: it uses a where it needs RealDiv's input b"),
+    ("Mean", lambda op, g: g * ad.ones_like(op.inputs[0]), lambda x: ad.reduce_mean(x * x) * 2.0, np.arange(4.0),
+     "exactly 4 times the right ones: a sum where the formula has a mean"),
+    ("Sum", lambda op, g: g * ad.ones_like(op.inputs[0]) / 4.0, lambda x: ad.reduce_sum(x * x) * 2.0,
+     np.arange(4.0), "exactly 1/4 of the right ones: a mean where the formula has a sum"),
+    ("MatMul", lambda op, g: (ad.matmul(g, op.inputs[1]), ad.matmul(ad.transpose(op.inputs[0]), g)), matmul_loss,
+     MATS, "uses b where it needs its transpose bᵀ (a missing transpose)"),
+    ("MatMul", lambda op, g: (ad.matmul(g, op.inputs[1]), ad.matmul(ad.transpose(op.inputs[0]), g)), matmul_loss,
+     RECT, "needs transposes whose shapes fit: grad·bᵀ for a and aᵀ·grad for b"),
+    ("MatMul", lambda op, g: (ad.matmul(g, ad.transpose(op.inputs[1])), ad.transpose(ad.matmul(
+        ad.transpose(op.inputs[0]), g))), matmul_loss, RECT, "It has the transposed shape: a missing transpose"),
+    ("Add", lambda op, g: (g, g), bias_loss, XB, "a missing sum over the batch"),
+    ("Add", lambda op, g: (g, ad.reduce_sum(g, axis=1)), bias_loss, XB,
+     "It looks summed over axis 1, but the input was copied along axis 0: sum over axis 0 instead"),
+])
+def test_a_mistake_is_named_not_only_numbered(op_type, rule, f, x, words):
+    r = classroom.check_rule(op_type, rule, f, x)
+    assert not r.passed and words in r.message, r.message
+    assert r.marked_label is not None
+
+
+def test_a_square_rule_missing_its_input_is_not_called_a_constant_factor():
+    # (x²)' = 2x; the rule 2·grad misses the x: not a constant ratio (x varies), and no slip above fits.
+    r = classroom.check_rule("Square", lambda op, g: 2.0 * g, lambda x: ad.square(x) * x, X)
+    assert not r.passed and "times the right ones" not in r.message
+    np.testing.assert_allclose(r.divergence.expected, r.divergence.upstream * 2 * X, rtol=1e-6)

@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .. import ResourceVariable, Tensor, constant, extend
+from .. import ResourceVariable, Tensor, constant, extend, transpose
 from .._shape import broadcast_axes
 from ..test import compute_gradient
 from .messages import need_function, _cap, _count, _fmt, _hint, _input_names, _param_names, _point_words
@@ -198,7 +198,10 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
             divergence = Divergence(step, node.id, node.out_id, node.type, name, bad, g, v["got"], v["expected"],
                                     input_name=who[bad] if bad < len(who) else f"input {bad}", point=where,
                                     why=v["why"])
-            divergence.hint = _hint(divergence, verdicts, g, where, names, arrays, who)
+            # How many elements the node sums or averages into one (a reduction), or copies one to.
+            sizes = [max(a.size, g.size) // max(1, min(a.size, g.size)) for a in in_arrays if a.size != g.size]
+            divergence.hint = _hint(divergence, verdicts, g, where, names, arrays, who, sizes) or (
+                _rerun_hint(watcher, node, upstream, bad, v["expected"], who) if watcher is not None else "")
             break
 
     if checked == 0:
@@ -277,6 +280,55 @@ def _judge(reference, node, arrays, i, upstream, got, conv, rtol, atol) -> dict:
     return {"ok": ok, "got": got, "expected": expected, "kink": kink, "why": why if not ok and at_kink else ""}
 
 
+class _SavedValues:
+    """The node as a rule sees it, with other saved values: what a rule with one slip would need to be right."""
+
+    def __init__(self, node, inputs, outputs):
+        self._node, self.inputs, self.outputs = node, tuple(inputs), tuple(outputs)
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)
+
+
+def _rerun_hint(watcher, node, upstream, i, expected, who) -> str:
+    """Name the slip that the rule's numbers alone do not show, by running the rule on changed saved values.
+
+    If the rule gives the right gradient once its input is the output (or the output its input), the two
+    operands swapped, a value squared or a matrix transposed, that is the slip: the rule reads the one where
+    its formula needs the other.
+    """
+    ins, outs = list(node.inputs), list(node.outputs)
+    if any(t is None for t in ins + outs):
+        return ""
+    tries = []
+    if len(ins) == 1 and ins[0].shape == outs[0].shape:
+        tries.append(([outs[0]], outs, "Your rule reads the input op.inputs[0] where its formula needs the output "
+                      "op.outputs[0] (the saved result of the op)."))
+        tries.append((ins, [ins[0]], "Your rule reads the output op.outputs[0] where its formula needs the input "
+                      "op.inputs[0]."))
+    if len(ins) == 2 and ins[0].shape == ins[1].shape:
+        tries.append(([ins[1], ins[0]], outs, f"Your formula has its operands swapped: it uses {who[0]} where it "
+                      f"needs {who[1]}, and {who[1]} where it needs {who[0]}."))
+    tries.append((ins, [o * o for o in outs], "Your formula uses the output y where it needs y² (a missing square)."))
+    for j, t in enumerate(ins):
+        tries.append((ins[:j] + [t * t] + ins[j + 1:], outs,
+                      f"Your formula uses {who[j]} where it needs {who[j]}² (a missing square)."))
+        if len(t.shape) == 2 and t.shape[0] == t.shape[1]:
+            tries.append((ins[:j] + [transpose(t)] + ins[j + 1:], outs,
+                          f"Your formula uses {who[j]} where it needs its transpose {who[j]}ᵀ (a missing transpose)."))
+    for new_ins, new_outs, words in tries:
+        try:
+            with np.errstate(all="ignore"):
+                out = watcher.rule(_SavedValues(node, new_ins, new_outs), upstream)
+            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            got = np.asarray(out[i].numpy() if isinstance(out[i], Tensor) else out[i], dtype=np.float64)
+        except Exception:  # noqa: BLE001  (a guess that does not even run is simply not the slip)
+            continue
+        if got.shape == expected.shape and np.allclose(got, expected, rtol=1e-4, atol=1e-6):
+            return words
+    return ""
+
+
 def _unfinished_node(run, op_type, select):
     """The node whose gradient function raised: the newest checked node the backward pass did not finish.
 
@@ -312,18 +364,23 @@ def _failed_run(e, what, show, node=None) -> CheckResult:
             if isinstance(e, AttributeError) and "op." in line:
                 msg += ". A rule's op has .inputs and .outputs (lists of tensors) and .type"
         msg += "."
+        if "cannot multiply shapes" in text:
+            msg += (" A matrix product's gradient needs transposes whose shapes fit: grad·bᵀ for a and aᵀ·grad for "
+                    "b (ad.transpose, or ad.matmul(..., transpose_b=True)).")
     return CheckResult(False, msg, mark=mark, note=note or "", **show)
 
 
 def _unsummed(watcher, op_type, show) -> CheckResult:
     op, i, got, want = watcher.unsummed
-    name = show["names"].get(op.in_ids[i], _input_names(len(op.inputs))[i])
+    name = _names_of_inputs(show["names"], op.in_ids, _input_names(len(op.inputs)), op_type)[i]
     axes = broadcast_axes(want, got)
     keep = any(a >= len(got) - len(want) for a in axes)
     how = (f"ad.reduce_sum(g, axis={axes[0] if len(axes) == 1 else list(axes)}"
            + (", keepdims=True" if keep else "") + ")")
+    batch = " (one copy per example of the batch: a missing sum over the batch)" if tuple(axes) == (0,) and \
+        len(got) > len(want) else ""
     msg = (f"The rule for {op_type} sent a gradient of shape {got} to {name}, whose shape is {want}. "
-           f"{name} was broadcast (copied) along axis {', '.join(map(str, axes))} to make the output, so its "
+           f"{name} was broadcast (copied) along axis {', '.join(map(str, axes))} to make the output{batch}, so its "
            f"gradient is the sum over the copies: {how}. In TensorFlow a gradient rule does this sum itself: the tape does not "
            "sum for you.")
     return CheckResult(False, msg, mark=op.out_id, note=f"Sent shape {got} to {name} of shape {want}.", **show)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import GradientTape, Tensor, constant, extend, trace
-from .messages import _count, _input_names, _names_of_inputs
+from .messages import _count, _input_names, _names_of_inputs, _shape_slip
 from .numeric import _sums_down
 
 
@@ -79,7 +79,7 @@ class _Watcher:
             if not _sums_down(got, want):
                 raise _RuleMistake(
                     f"The rule for {self.op_type} sent a gradient of shape {got} to {names[i]}, whose shape is "
-                    f"{want}: a gradient has the shape of its input.", op)
+                    f"{want}: a gradient has the shape of its input." + _shape_slip(got, want, op.out_shape), op)
             if self.exact_shapes and self.unsummed is None:
                 self.unsummed = (op, i, got, want)
         return out
