@@ -548,3 +548,16 @@ def test_a_square_rule_missing_its_input_is_not_called_a_constant_factor():
     r = classroom.check_rule("Square", lambda op, g: 2.0 * g, lambda x: ad.square(x) * x, X)
     assert not r.passed and "times the right ones" not in r.message
     np.testing.assert_allclose(r.divergence.expected, r.divergence.upstream * 2 * X, rtol=1e-6)
+
+
+def test_the_upstream_note_only_where_the_upstream_is_not_1_nor_0():
+    def tanh_local(op, grad):
+        return 1.0 - op.outputs[0] ** 2
+
+    wrong = classroom.check_rule("Sin", sin_rule_wrong, lambda x: ad.sin(ad.sin(x)) * x, X)
+    assert wrong.message.count("The upstream gradient is not 1 here") == 1
+    # Times 0 the upstream gradient of Tanh is 0: the note would not be true, and is left out.
+    zero = classroom.check_rule("Tanh", tanh_local, lambda x: ad.tanh(x) * 0.0 + x, X)
+    assert not zero.passed and "multiply by the upstream gradient `grad`" in zero.message
+    np.testing.assert_array_equal(zero.divergence.upstream, 0.0)
+    assert "not 1" not in zero.message

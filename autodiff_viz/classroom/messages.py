@@ -118,7 +118,7 @@ def _hint(d, verdicts, upstream, where, names, arrays, who, sizes=()) -> str:
         if _sums_down(got.shape, np.shape(upstream)) and not close(upstream, np.ones_like(upstream)) and \
                 close(got * upstream, exp):
             return ("Your numbers are the local derivative alone: multiply by the upstream gradient `grad` "
-                    f"(chain rule: the rule sends grad × ∂output/∂input). {UPSTREAM_NOT_ONE}")
+                    "(chain rule: the rule sends grad × ∂output/∂input). " + _upstream_words(upstream, "")).strip()
         others = [j for j, v in enumerate(verdicts) if v is not None and j != d.input_index]
         for j in others:
             v = verdicts[j]
