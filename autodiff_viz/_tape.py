@@ -177,7 +177,9 @@ class GradientTape:
 
     # -- gradients ------------------------------------------------------------
     def _check_usable(self, what):
-        if not self._entered:
+        # TF's gradient() finds no tape before the first `with`; its jacobian() pushes one of its own first
+        # (and so sees nothing recorded: None), so only gradient() raises there.
+        if what == "gradient" and not self._entered:
             raise RuntimeError(_no_tape_message(self, what))
         if self._spent:
             raise RuntimeError(
