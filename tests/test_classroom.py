@@ -430,33 +430,6 @@ def test_exercise_3_wrong_answers_name_the_mistake():
     assert const.value.head == (16.0,)       # c² = 16: where c's value came back
 
 
-def norm_with_origin_gradient(at_origin):
-    """The norm with a custom gradient: x/‖x‖ away from 0, ``at_origin`` (times the upstream) at 0."""
-    @ad.custom_gradient
-    def norm(x):
-        n = ad.sqrt(ad.reduce_sum(x * x))
-
-        def grad(upstream):
-            safe = ad.where(ad.greater(n, 0.0), n, ad.ones_like(n))
-            return ad.where(ad.greater(n, 0.0), upstream * x / safe, upstream * ad.constant(at_origin, dtype=x.dtype))
-        return n, grad
-    return norm
-
-
-@pytest.mark.parametrize("at_origin, right", [
-    ([0.0, 0.0], True), ([0.6, 0.8], True), ([1.0, 0.0], True), ([0.5, -0.5], True), ([-0.7, 0.7], True),
-    ([1.0, 1.0], False), ([0.72, 0.72], False), ([1.5, 0.0], False), ([0.0, -1.01], False),
-])
-def test_the_norm_at_the_origin_accepts_exactly_its_subgradients(at_origin, right):
-    # The norm's subgradients at 0 are the vectors of length at most 1 (closed form: ∂‖x‖ = {g : ‖g‖ ≤ 1}).
-    # [1, 1] lies inside the elementwise range [-1, 1] × [-1, 1] but has length √2: not a gradient there.
-    assert (np.linalg.norm(at_origin) <= 1.0) == right
-    r = classroom.check_rule(norm_with_origin_gradient(at_origin), np.array([3.0, -4.0]))
-    assert r.passed == right, r.message
-    if not right:
-        assert r.divergence.point == "x = 0" and "subgradient" in r.message and "steepest slope" in r.message
-
-
 def test_an_error_inside_a_custom_gradient_marks_its_node():
     @ad.custom_gradient
     def scaled(x):

@@ -126,6 +126,10 @@ def inputs_for(draw, op_type):
 CASES = [(op, name) for op in RIGHT for name, _ in slips(op)]
 
 
+def check(op_type, rule, xs):
+    return classroom.check_rule(op_type, rule, target(op_type), xs if len(xs) > 1 else xs[0])
+
+
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), case=st.sampled_from(CASES))
 def test_every_generated_wrong_rule_fails(data, case):
@@ -133,7 +137,7 @@ def test_every_generated_wrong_rule_fails(data, case):
     wrong = dict(slips(op_type))[name]
     xs = data.draw(inputs_for(op_type))
     assume(differs(op_type, wrong, xs))
-    r = classroom.check_rule(op_type, wrong, target(op_type), xs if len(xs) > 1 else xs[0])
+    r = check(op_type, wrong, xs)
     assert not r.passed, f"{op_type} rule with the slip '{name}' passed at {xs}: {r.message}"
 
 
@@ -149,7 +153,7 @@ def test_a_rule_right_only_at_the_first_point_fails(data, op_type):
             seen.append([ad.constant(r.numpy()) for r in _tuple(RIGHT[op_type](op, g))])
         return seen[0] if len(seen[0]) > 1 else seen[0][0]
 
-    r = classroom.check_rule(op_type, memorised, target(op_type), xs if len(xs) > 1 else xs[0])
+    r = check(op_type, memorised, xs)
     assert not r.passed, f"{op_type}: a rule right only at {xs} passed: {r.message}"
 
 
@@ -157,7 +161,7 @@ def test_a_rule_right_only_at_the_first_point_fails(data, op_type):
 @given(data=st.data(), op_type=st.sampled_from(sorted(RIGHT)))
 def test_every_right_rule_passes_including_kinks_and_ties(data, op_type):
     xs = data.draw(inputs_for(op_type))
-    r = classroom.check_rule(op_type, RIGHT[op_type], target(op_type), xs if len(xs) > 1 else xs[0])
+    r = check(op_type, RIGHT[op_type], xs)
     assert r.passed, f"{op_type} right rule failed at {xs}: {r.message}"
 
 
@@ -180,6 +184,19 @@ def norm_with(at_origin):
             return ad.where(ad.greater(n, 0.0), upstream * x / safe, upstream * ad.constant(at_origin))
         return n, grad
     return norm
+
+
+@pytest.mark.parametrize("at_origin, right", [
+    ([0.0, 0.0], True), ([0.6, 0.8], True), ([1.0, 0.0], True), ([0.5, -0.5], True), ([-0.7, 0.7], True),
+    ([1.0, 1.0], False), ([0.72, 0.72], False), ([1.5, 0.0], False), ([0.0, -1.01], False),
+])
+def test_the_norm_at_the_origin_fails_outside_the_unit_ball_in_words(at_origin, right):
+    # [1, 1] lies inside the elementwise range [-1, 1] × [-1, 1] but has length √2: not a gradient there.
+    assert (np.linalg.norm(at_origin) <= 1.0) == right
+    r = classroom.check_rule(norm_with(np.array(at_origin)), np.array([3.0, -4.0]))
+    assert r.passed == right, r.message
+    if not right:
+        assert r.divergence.point == "x = 0" and "subgradient" in r.message and "steepest slope" in r.message
 
 
 @settings(max_examples=150, deadline=None)
