@@ -126,8 +126,9 @@ def _steepest_slopes(forward, node, arrays, i, upstream, got, central, seed=0, e
     x = base[i].reshape(-1)
     n = x.size
     rng = np.random.default_rng(seed + 7)
-    dirs = [v for k in range(n) for v in (np.eye(n)[k], -np.eye(n)[k])] if n > 1 else [np.ones(1), -np.ones(1)]
-    dirs += list(rng.normal(size=(16, n))) if n > 1 else []
+    # The cost grows as the square of the number of directions: the axes only for a small input.
+    dirs = [v for k in range(n) for v in (np.eye(n)[k], -np.eye(n)[k])] if n <= 12 else []
+    dirs += list(rng.normal(size=(16 if n <= 12 else 32, n))) if n > 1 else []
     for v in (np.asarray(got, dtype=np.float64).reshape(-1) if got is not None else None,
               None if got is None else (np.asarray(got, dtype=np.float64) - central).reshape(-1)):
         if v is not None and v.shape == (n,) and np.all(np.isfinite(v)) and np.linalg.norm(v) > 0:
