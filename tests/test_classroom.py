@@ -357,7 +357,7 @@ def test_prediction_right_and_wrong():
     assert classroom.check_prediction(cube, 2.0, 12.0).passed
     r = classroom.check_prediction(cube, 2.0, 6.0)
     assert not r.passed
-    assert r.message == "For x you predicted 6.0; the tape gives 12.0."
+    assert r.message == "For x you predicted 6.0; the tape gives 12.0."   # one number: no ratio to name
     assert r.marked_label == "x" and html.escape(classroom.PREDICTION_MARK) in r.graph().source
 
 
@@ -534,3 +534,19 @@ def test_the_upstream_note_only_where_the_upstream_is_not_1_nor_0():
     assert not zero.passed and "multiply by the upstream gradient `grad`" in zero.message
     np.testing.assert_array_equal(zero.divergence.upstream, 0.0)
     assert "not 1" not in zero.message
+
+
+@pytest.mark.parametrize("f, x, predicted, words", [
+    (lambda x: ad.reduce_sum(x * x), np.array([1.0, -2.0, 3.0], np.float32), [4.0, -8.0, 12.0],
+     "exactly twice the right ones"),                                     # 2·2x: a factor 2
+    (lambda x: ad.reduce_mean(x * x), np.array([1.0, -2.0, 3.0, 0.5], np.float32), [2.0, -4.0, 6.0, 1.0],
+     "exactly 4 times the right ones: a sum where the formula has a mean"),   # 2x/4 is right
+    (lambda x: ad.reduce_sum(x * x), np.array([1.0, -2.0, 3.0], np.float32), [-2.0, 4.0, -6.0], "the wrong sign"),
+    (lambda a, b: ad.reduce_sum(a * b), [np.array([1.0, 2.0], np.float32), np.array([3.0, -1.0], np.float32)],
+     [[1.0, 2.0], [3.0, -1.0]], "Your predictions for a and b are swapped"),   # ∂/∂a = b, ∂/∂b = a
+    (lambda m: ad.reduce_sum(ad.matmul(m, np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))),
+     np.eye(2, dtype=np.float32), [[3.0, 3.0], [7.0, 7.0]], "the transpose of the tape's gradient"),   # 1·Bᵀ
+])
+def test_a_wrong_prediction_names_its_mistake(f, x, predicted, words):
+    r = classroom.check_prediction(f, x, predicted)
+    assert not r.passed and words in r.message, r.message

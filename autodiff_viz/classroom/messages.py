@@ -138,11 +138,14 @@ def _hint(d, verdicts, upstream, where, names, arrays, who, sizes=()) -> str:
 
 
 def _constant_ratio(got, exp):
-    """``k`` when ``got`` is ``k`` times ``exp`` everywhere (k not 1 nor -1, those are named elsewhere)."""
+    """``k`` when ``got`` is ``k`` times ``exp`` everywhere (k not 1 nor -1, those are named elsewhere).
+
+    Two nonzero numbers at least: any wrong single number is some multiple of the right one, which says nothing.
+    """
     with np.errstate(all="ignore"):
         scale = max(float(np.max(np.abs(exp))), 1e-12) if exp.size else 0.0
         big = np.abs(exp) > 1e-3 * scale
-        if not np.any(big) or not np.allclose(got[~big], 0.0, atol=1e-6 + 1e-3 * scale):
+        if np.count_nonzero(big) < 2 or not np.allclose(got[~big], 0.0, atol=1e-6 + 1e-3 * scale):
             return None
         ratios = got[big] / exp[big]
         k = float(np.median(ratios))

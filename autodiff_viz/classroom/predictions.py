@@ -8,7 +8,7 @@ import numpy as np
 from .. import GradientTape, ResourceVariable, Tensor, constant, extend, trace
 from .. import events as _events
 from .. import viz
-from .messages import need_function, _param_names, _shape_words, _show, _source_name
+from .messages import need_function, _constant_ratio, _param_names, _ratio_words, _shape_words, _show, _source_name
 from .results import PREDICTION_MARK, CheckResult
 
 
@@ -70,6 +70,9 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
     i = wrong[0]
     a, p = actual[i], preds[i]
     msg = why.get(i) or f"For {names[i]} you predicted {_show(p)}; the tape gives {_show(a)}."
+    if i not in why and a is not None and p is not None:
+        slip = _slip(preds, actual, i, names, y)
+        msg += (" " + slip) if slip else ""
     explanation = None
     if a is None:
         explanation = _explain(tape, y, sources[i])
@@ -87,6 +90,25 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
         msg += f" Also check: {', '.join(names[j] for j in wrong[1:])}."
     return CheckResult(False, msg, explanation=explanation, mark=extend.tensor_id(sources[i]),
                        note=f"You predicted {_show(p)}; the tape gives {_show(a)}{_shapes(p, a)}.", **show)
+
+
+def _slip(preds, actual, i, names, y) -> str:
+    """The mistake a wrong prediction of the right shape shows: swapped, transposed, the sign, a factor."""
+    def arr(v):
+        return None if v is None else np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=np.float64)
+
+    def close(u, v):
+        return u is not None and v is not None and u.shape == v.shape and bool(np.allclose(u, v, rtol=1e-4, atol=1e-5))
+    p, a = arr(preds[i]), arr(actual[i])
+    for j in range(len(preds)):
+        if j != i and close(p, arr(actual[j])) and close(arr(preds[j]), a):
+            return f"Your predictions for {names[i]} and {names[j]} are swapped."
+    if p.ndim == 2 and p.shape[0] == p.shape[1] and close(p.T, a):
+        return "Your prediction is the transpose of the tape's gradient."
+    if close(-p, a) and np.any(a):
+        return "Your prediction has the right size but the wrong sign."
+    k = _constant_ratio(p, a)
+    return "" if k is None else _ratio_words(k, [a.size // max(1, int(np.size(y.numpy())))])
 
 
 def _shapes(p, a) -> str:
