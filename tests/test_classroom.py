@@ -509,6 +509,8 @@ matmul_loss = lambda a, b: ad.reduce_sum(ad.matmul(a, b) ** 2)  # noqa: E731
     ("Add", lambda op, g: (g, g), bias_loss, XB, "a missing sum over the batch"),
     ("Add", lambda op, g: (g, ad.reduce_sum(g, axis=1)), bias_loss, XB,
      "It looks summed over axis 1, but the input was copied along axis 0: sum over axis 0 instead"),
+    ("Add", lambda op, g: (g, ad.reduce_sum(g, axis=1)), bias_loss, [np.arange(9.0).reshape(3, 3) / 5, XB[1]],
+     "Your rule sums over the wrong axis: b was copied along axis 0 of the result"),   # square: same shape
 ])
 def test_a_mistake_is_named_not_only_numbered(op_type, rule, f, x, words):
     r = classroom.check_rule(op_type, rule, f, x)

@@ -316,10 +316,16 @@ def _rerun_hint(watcher, node, upstream, i, expected, who) -> str:
         if len(t.shape) == 2 and t.shape[0] == t.shape[1]:
             tries.append((ins[:j] + [transpose(t)] + ins[j + 1:], outs,
                           f"Your formula uses {who[j]} where it needs its transpose {who[j]}ᵀ (a missing transpose)."))
-    for new_ins, new_outs, words in tries:
+    tries = [(a, b, upstream, words) for a, b, words in tries]
+    up_shape = tuple(upstream.shape)
+    if len(up_shape) == 2 and up_shape[0] == up_shape[1] and len(ins[i].shape) == 1:
+        # A bias-like input copied along one axis of a square result: its sum taken over the other axis.
+        tries.append((ins, outs, transpose(upstream), f"Your rule sums over the wrong axis: {who[i]} was copied along "
+                      f"axis 0 of the result, so its gradient is the sum over axis 0 (ad.reduce_sum(g, axis=0))."))
+    for new_ins, new_outs, new_up, words in tries:
         try:
             with np.errstate(all="ignore"):
-                out = watcher.rule(_SavedValues(node, new_ins, new_outs), upstream)
+                out = watcher.rule(_SavedValues(node, new_ins, new_outs), new_up)
             out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
             got = np.asarray(out[i].numpy() if isinstance(out[i], Tensor) else out[i], dtype=np.float64)
         except Exception:  # noqa: BLE001  (a guess that does not even run is simply not the slip)
