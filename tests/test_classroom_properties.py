@@ -197,6 +197,7 @@ def test_the_norm_at_the_origin_fails_outside_the_unit_ball_in_words(at_origin, 
     assert r.passed == right, r.message
     if not right:
         assert r.divergence.point == "x = 0" and "subgradient" in r.message and "steepest slope" in r.message
+        assert "one right value is [0.0, 0.0]" in r.message
 
 
 @settings(max_examples=150, deadline=None)
