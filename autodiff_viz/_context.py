@@ -102,19 +102,6 @@ def pop_tape(tape) -> None:
         _count(ACTIVE, -1)
 
 
-def forget_tape(stack, entry) -> None:
-    """Take ``entry`` off ``stack`` (a thread's tape list) if it is still there: its tape is gone.
-
-    Called when the program drops a tape that ``watch()`` started outside a
-    ``with`` block, from whichever thread collects it.
-    """
-    for k in range(len(stack) - 1, -1, -1):
-        if stack[k] is entry:
-            del stack[k]
-            _count(ACTIVE, -1)
-            return
-
-
 def push_accumulator(acc) -> tuple:
     """Put a forward accumulator on the stack; returns the tapes recording around it."""
     state.accumulators.append(acc)

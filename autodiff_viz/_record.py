@@ -328,9 +328,8 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
     What it asks of each entry of the tape stack: ``_recording``, ``_spent``,
     ``_auto`` (watch trainable variables on read), ``_live`` (the ids it
     watches), ``_records`` (a list, if it records), ``_watch_variable(var,
-    auto)`` and ``_note(kind, **info)``.  A ``GradientTape`` answers them; so do
-    the stand-ins ``_tape._ImplicitEntry`` (a tape started by ``watch()``) and
-    ``_custom._VariableReads`` (while a ``custom_gradient`` function runs).
+    auto)`` and ``_note(kind, **info)``.  A ``GradientTape`` answers them; so does
+    the stand-in ``_custom._VariableReads`` (while a ``custom_gradient`` function runs).
     """
     rec = None
     tapes = state.tapes

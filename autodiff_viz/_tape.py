@@ -20,7 +20,6 @@ import contextlib
 import enum
 import itertools
 import warnings
-import weakref
 
 import numpy as _np
 
@@ -73,25 +72,22 @@ class GradientTape:
         self._freed = 0  # records before this index have released their saved values
         self._parent = None
         self._traces: list = []  # the ad.trace()s that saw this tape: it keeps them alive, the package doesn't
-        self._entry = None       # what stands on the thread's stack for a tape started by watch(): _ImplicitEntry
-        self._ended = False      # its `with` block ended: as in TF, a later watch() does not start it again
+        self._entered = False    # TF makes its tape at the first `with`; before that watch() and gradient() fail
 
     # -- context --------------------------------------------------------------
     def __enter__(self):
         self._push()
-        self._ended = False
+        self._entered = True
         return self
 
     def __exit__(self, *exc):
         self._pop()
-        self._ended = True
         return False
 
-    def _push(self, implicit=False):
+    def _push(self):
         if self._pushed:
             raise RuntimeError("this GradientTape is already recording")
-        self._entry = _ImplicitEntry(self, _context.state.tapes) if implicit else None
-        self._parent = _context.push_tape(self._entry or self)
+        self._parent = _context.push_tape(self)
         self._pushed = True
         self._recording = True
         if LISTENING[0]:
@@ -101,8 +97,7 @@ class GradientTape:
     def _pop(self):
         if not self._pushed:
             return
-        _context.pop_tape(self._entry or self)
-        self._entry = None
+        _context.pop_tape(self)
         self._pushed = False
         self._recording = False
         if LISTENING[0]:
@@ -112,11 +107,10 @@ class GradientTape:
     def watch(self, tensor) -> None:
         """Watch a tensor, a variable or a nested list of them.
 
-        A tape used without ``with`` starts recording at its first ``watch``
-        and stops when ``gradient`` is called (the guides use it that way), or
-        when the program lets go of the tape: one never used does not go on
-        recording every later op.  A tape whose ``with`` block has ended takes
-        the watch but records nothing more (as in TF).
+        As in TF, a tape records only inside its ``with`` block: ``watch`` on
+        a tape never entered (or a non-persistent one whose gradient has been
+        taken) raises ``AttributeError``, TF's error there.  A tape whose
+        ``with`` block has ended takes the watch but records nothing more.
         """
         for t in _nest.flatten(tensor):
             if not isinstance(t, Tensor):
@@ -124,15 +118,14 @@ class GradientTape:
             if not t.dtype.is_floating:
                 warnings.warn(f"The dtype of the watched tensor must be floating (e.g. ad.float32), got ad.{t.dtype.name}",
                               stacklevel=2)
+            if not self._entered or self._spent:
+                raise AttributeError(_no_tape_message(self, "watch"))
             if isinstance(t, ResourceVariable):
                 self._watch_variable(t, auto=False)
             else:
                 self._live.add(t._id)
                 if LISTENING[0]:
                     emit("watch", tape=self, tensor=t, auto=False)
-        if not self._pushed and not self._spent and not self._recording and not self._ended:
-            self._implicit = True
-            self._push(implicit=True)
 
     def _watch_variable(self, var, auto):
         self._live.add(var._id)
@@ -165,7 +158,14 @@ class GradientTape:
             self._recording = True
 
     def reset(self) -> None:
-        """Forget everything recorded so far (as if the block were re-entered)."""
+        """Forget everything recorded so far (as if the block were re-entered).
+
+        Only while the tape records, inside its ``with`` block (TF raises
+        ``ValueError`` elsewhere).
+        """
+        if not self._recording:
+            raise ValueError("GradientTape.reset: the tape is not recording; call reset() inside its "
+                             "`with tf.GradientTape() as tape:` block (and outside tape.stop_recording())")
         self._records = []
         self._freed = 0
         self._live = set()
@@ -177,15 +177,16 @@ class GradientTape:
 
     # -- gradients ------------------------------------------------------------
     def _check_usable(self, what):
+        # TF's gradient() finds no tape before the first `with`; its jacobian() pushes one of its own first
+        # (and so sees nothing recorded: None), so only gradient() raises there.
+        if what == "gradient" and not self._entered:
+            raise RuntimeError(_no_tape_message(self, what))
         if self._spent:
             raise RuntimeError(
                 f"GradientTape.{what}: a non-persistent GradientTape can only be used to compute one set of "
                 "gradients (or jacobians); create it with persistent=True to call it again")
         # Spent from here on, even if the call fails half-way: its saved values may be gone.
         self._spent = not self._persistent
-        if getattr(self, "_implicit", False):
-            self._implicit = False
-            self._pop()
 
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients=UnconnectedGradients.NONE):
@@ -392,35 +393,15 @@ class GradientTape:
         return result
 
 
-class _ImplicitEntry:
-    """Stands on the thread's tape stack for a tape that ``watch()`` started outside ``with``.
-
-    It holds the tape weakly and passes every question the recorder asks on
-    to it; when the program drops the tape, the entry leaves the stack (and
-    the count of active tapes) with it.
-    """
-
-    __slots__ = ("_ref", "_id", "_stack", "__weakref__")
-
-    def __init__(self, tape, stack):
-        self._id = tape._id
-        self._stack = stack
-        self._ref = weakref.ref(tape, self._gone)
-
-    def _gone(self, _ref):
-        _context.forget_tape(self._stack, self)
-
-    def __getattr__(self, name):
-        tape = self._ref()
-        if tape is None:  # dropped, and the entry not yet off the stack: it records nothing
-            dead = {"_recording": False, "_auto": False, "_spent": True, "_live": frozenset()}
-            if name in dead:
-                return dead[name]
-            raise AttributeError(name)
-        return getattr(tape, name)
-
-    def __repr__(self):
-        return f"<stack entry of implicit GradientTape {self._id}>"
+def _no_tape_message(tape, what) -> str:
+    """Why ``watch``/``gradient`` found no tape to work on, and the fix (TF fails there too)."""
+    if not tape._entered:
+        return (f"GradientTape.{what}: this tape was never entered, so it has recorded nothing. A GradientTape "
+                "records only inside its `with` block: write `with tf.GradientTape() as tape:`, call tape.watch(x) "
+                "and compute inside the block, then call tape.gradient(y, x). (TensorFlow raises here too; "
+                "some articles show a tape used without `with`, which does not work in TensorFlow.)")
+    return (f"GradientTape.{what}: this non-persistent tape has already computed its gradient and let go of its "
+            "records; start a new `with tf.GradientTape() as tape:` block, or create the tape with persistent=True")
 
 
 def _flag(value, name) -> bool:

@@ -53,7 +53,7 @@ import numpy as np
 import autodiff_viz as ad
 from autodiff_viz import classroom, events
 
-classroom.projector_style()
+classroom.projector_style()   # this package's own (not TensorFlow): large fonts for a projector
 
 
 class Tape:
@@ -129,8 +129,10 @@ assert forgetful[0] == 2.0 and not math.isclose(forgetful[0], mine[0])
 # %% [markdown]
 # ## The same computation with the package
 #
-# `ad.GradientTape` is this tape for tensors. `tape.watch` says which values are sources; `ad.trace()` keeps the
-# **events**: one `op` event per record, one `backward_step` per rule run, one `accumulate` per `+=`.
+# `ad.GradientTape` is this tape for tensors, with TensorFlow's API (`tf.GradientTape`). `tape.watch` says which
+# values are sources; `ad.trace()` keeps the **events**: one `op` event per record, one `backward_step` per rule run,
+# one `accumulate` per `+=`. `ad.trace()`, its events and the pictures drawn from them (`ad.viz`) are this
+# package's own, not TensorFlow: notebook 1 lists which parts are which.
 
 # %%
 x_ad, y_ad = ad.constant(3.0), ad.constant(2.0)
@@ -153,7 +155,7 @@ assert len(added_to_x) == 2                                                  # x
 # %% [markdown]
 # ## Your tape, drawn by the package
 #
-# The package draws pictures from events alone, so your records can be drawn too: each record becomes an `op`
+# The package draws pictures from events alone (`ad.viz.graph`, this package's own), so your records can be drawn too: each record becomes an `op`
 # event, and the sources become `watch` events.
 
 # %%

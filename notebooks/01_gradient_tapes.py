@@ -25,6 +25,18 @@
 # This notebook uses `autodiff_viz`, which speaks TensorFlow's `GradientTape` language. Guide code runs
 # unchanged with `import autodiff_viz as tf`; here we write `ad`.
 #
+# ### Which parts are TensorFlow and which are this package
+#
+# * **TensorFlow's API, with TensorFlow's numbers and errors:** `GradientTape` (`watch`, `gradient`, `jacobian`,
+#   `batch_jacobian`, `stop_recording`, `reset`), `Variable`, `constant`, the math ops (`ad.math`, `ad.nn`, ...),
+#   `custom_gradient`, `stop_gradient`, `RegisterGradient`, `ad.autodiff.ForwardAccumulator`, `ad.function` and
+#   the small Keras subset. Code written with these runs in TensorFlow as it is (with `import tensorflow as tf`).
+# * **This package's own, not in TensorFlow:** `ad.trace()` and its events, everything under `ad.viz` (graphs,
+#   players, animations, plots, `explain`), `autodiff_viz.classroom` (`check_rule`, `check_prediction`,
+#   `projector_style`, ...), `ad.extend` and `ad.set_backend`. They look at what the tape did; TensorFlow has no
+#   such calls, so remove them before running the code in TensorFlow. The course says "this package's own" where
+#   it first uses one.
+#
 # The idea in one sentence: while your code runs forward, a **tape** writes down every operation it does
 # (each one becomes a **node** of a graph); afterwards, `tape.gradient(...)` walks that record backwards,
 # applying each node's derivative **rule** to the **upstream gradient** that reaches it. Notebook 0 built such a
@@ -35,7 +47,7 @@ import numpy as np
 import autodiff_viz as ad
 from autodiff_viz import classroom
 
-classroom.projector_style()  # large fonts, colour-blind-safe colours
+classroom.projector_style()  # this package's own (not TensorFlow): large fonts, colour-blind-safe colours
 
 # %% [markdown]
 # ## A first gradient
@@ -58,7 +70,7 @@ assert float(dy_dx) == 6.0
 # ## Seeing what the tape recorded
 #
 # `ad.trace()` listens while code runs and keeps a plain list of **events** (watch, op, backward step...).
-# `ad.viz.graph` draws them. The source `x` has a double blue border, the target a thick border,
+# `ad.viz.graph` draws them. Both are this package's own, not TensorFlow: they watch the tape from outside. The source `x` has a double blue border, the target a thick border,
 # and each box shows its value and, in vermillion after the `∂` sign, the gradient of the target with respect to it.
 
 # %%
@@ -101,15 +113,33 @@ print(dz_dx)
 np.testing.assert_allclose(dz_dx.numpy(), [6.0, 6.0])
 
 # %% [markdown]
-# A tape does not need a `with` block: create it, call `watch`, compute, then ask. (The `with` block is the
-# usual style because it says clearly where recording stops.)
+# ## A tape records only inside its `with` block
+#
+# In TensorFlow the tape's record is made when the `with` block starts, so a tape used without `with` has
+# nothing to write to. Some articles show `tape = tf.GradientTape()` followed by `tape.watch(x)` and a gradient;
+# in TensorFlow 2.21 that code raises at `tape.watch` (`AttributeError: 'NoneType' object has no attribute
+# '_tape'`). This package raises the same error type, with a message that shows the fix:
 
 # %%
 x = ad.constant(3.0)
 y = ad.constant(2.0)
 tape = ad.GradientTape()
-tape.watch(x)
-z = x * y
+try:
+    tape.watch(x)
+except AttributeError as error:
+    print(type(error).__name__ + ":", error)
+else:
+    raise AssertionError("a tape used outside `with` must fail, as in TensorFlow")
+
+# %% [markdown]
+# The fix is the `with` block: watch and compute inside it, ask for the gradient after it.
+
+# %%
+x = ad.constant(3.0)
+y = ad.constant(2.0)
+with ad.GradientTape() as tape:
+    tape.watch(x)
+    z = x * y
 gradient = tape.gradient(z, x)
 assert gradient.numpy() == 2.0
 gradient.numpy()

@@ -19,7 +19,8 @@
 # *The words used here are defined in the [glossary](GLOSSARY.md).*
 #
 # The tape records what actually ran. Python `if`s and loops therefore just work, and are invisible to the gradient.
-# When the path from target back to source is broken, `gradient()` returns `None`. `ad.viz.explain` says why,
+# When the path from target back to source is broken, `gradient()` returns `None` (as TensorFlow's does).
+# `ad.viz.explain`, this package's own (TensorFlow has no such call), says why,
 # in words and on the graph, marking **where the path breaks**.
 
 # %%

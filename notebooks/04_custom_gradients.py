@@ -194,7 +194,8 @@ def _adjust_contrast_grad(op, grad):
     return grad * factor + grad_mean * (1.0 - factor), ad.reduce_sum(grad * (images - mean))
 
 
-# As in TensorFlow, registering a second rule for an op type raises KeyError, so a re-run of this cell checks first.
+# As in TensorFlow, registering a second rule for an op type raises KeyError, so a re-run of this cell checks first
+# (ad.extend.has_rule is this package's own; TensorFlow has no public question for it).
 if not ad.extend.has_rule("AdjustContrastv2"):
     ad.RegisterGradient("AdjustContrastv2")(_adjust_contrast_grad)
 
@@ -210,7 +211,7 @@ np.testing.assert_allclose(d_image.numpy(), [[[1.0, 1.0, 1.0]]])
 assert float(d_delta) == 0.0
 
 # %% [markdown]
-# Is the rule right? `classroom.check_rule` checks every node that used it, with the upstream gradient it really
+# Is the rule right? `classroom.check_rule` (this package's own, not TensorFlow) checks every node that used it, with the upstream gradient it really
 # received, against finite differences, then the whole computation (through `ad.test.compute_gradient`), at the given
 # inputs and at special points (the origin, a random point). It starts the backward pass from random weights between
 # 0.5 and 1.5 instead of 1, so in its pictures the target's ∂ is such a weight: a rule that forgets the upstream

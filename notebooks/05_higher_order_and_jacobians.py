@@ -80,7 +80,8 @@ ad.viz.graph(tr)
 # giving `dy_dx` = 6. The outer tape recorded them as ordinary nodes; differentiating them gives the second
 # derivative, shown on `x` as `∂ T1 2.0` under the first derivative `∂ T2 6.0`.
 #
-# `ad.viz.plot_derivatives` stacks tapes like this to draw a function with its derivatives:
+# `ad.viz.plot_derivatives` (this package's own, not TensorFlow) stacks tapes like this to draw a function with its
+# derivatives:
 
 # %%
 fig_derivatives = ad.viz.plot_derivatives(lambda x: ad.sin(x) * x, (-6, 6), order=2)

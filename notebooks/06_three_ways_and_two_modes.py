@@ -69,7 +69,7 @@ assert 1e-6 < abs(finite - symbolic) < 1e-3   # finite differences are only appr
 # best error smaller.
 
 # %%
-fig = ad.viz.plot_fd_error(f, x=1.0)
+fig = ad.viz.plot_fd_error(f, x=1.0)   # this package's own plot (not TensorFlow)
 
 # %% [markdown]
 # *Picture description:* a log-log plot of error against step size $h$ from $10^{-16}$ to 1. Both curves form a V:

@@ -225,7 +225,7 @@ def test_hint_missing_upstream_factor():
 
     r = classroom.check_rule("Tanh", tanh_local, tanh_twice, X)
     assert not r.passed and "multiply by the upstream gradient `grad`" in r.message
-    assert "random weights, not 1" in r.message
+    assert r.message.count("The upstream gradient is not 1 here") == 1   # said once, with the hint
     d = r.divergence
     np.testing.assert_allclose(d.got * d.upstream, d.expected, rtol=1e-6)
 
@@ -321,7 +321,7 @@ def sum_to_shape(g, shape):
     return g
 
 
-def test_exact_shapes_mode_makes_the_rule_sum_over_broadcast_dimensions():
+def test_a_rule_sums_over_broadcast_dimensions_itself_as_in_tensorflow():
     x = np.arange(6.0).reshape(2, 3) / 5
     w = np.array([0.5, -1.0, 2.0])
     f = lambda x, w: ad.reduce_sum(ad.multiply(x, w) ** 2)  # noqa: E731
@@ -334,13 +334,19 @@ def test_exact_shapes_mode_makes_the_rule_sum_over_broadcast_dimensions():
         a, b = op.inputs
         return sum_to_shape(grad * b, a.shape), sum_to_shape(grad * a, b.shape)
 
-    assert classroom.check_rule("Mul", mul_unsummed, f, [x, w]).passed   # the tape sums for you by default
-    r = classroom.check_rule("Mul", mul_unsummed, f, [x, w], exact_shapes=True)
+    # TensorFlow's way by default: a rule sums over broadcast dimensions itself (TF's own Mul rule does,
+    # with BroadcastGradientArgs); only when told otherwise does this package's tape sum for it.
+    assert classroom.check_rule("Mul", mul_unsummed, f, [x, w], exact_shapes=False).passed
+    assert classroom.check_rule("Mul", None, f, [x, w]).passed   # the built-in rule leaves the sum to this tape
+    r = classroom.check_rule("Mul", mul_unsummed, f, [x, w])
     assert not r.passed and r.marked_label == "Mul"
     assert r.message == ("The rule for Mul sent a gradient of shape (2, 3) to w, whose shape is (3,). w was "
-                         "broadcast (copied) along axis 0 to make the output, so its gradient is the sum over the "
-                         "copies: ad.reduce_sum(g, axis=0). In this exercise the tape does not sum for you.")
-    ok = classroom.check_rule("Mul", mul_summed, f, [x, w], exact_shapes=True)
+                         "broadcast (copied) along axis 0 to make the output (one copy per example of the batch: a "
+                         "missing sum over the batch), so its gradient is the sum over the copies: "
+                         "ad.reduce_sum(g, axis=0). In TensorFlow a gradient rule does this sum itself: the "
+                         "tape does not sum for you.")
+    assert r.message == classroom.check_rule("Mul", mul_unsummed, f, [x, w], exact_shapes=True).message
+    ok = classroom.check_rule("Mul", mul_summed, f, [x, w])
     assert ok.passed, ok.message
     # d/dw sum((x w)^2) = sum over rows of 2 x² w
     np.testing.assert_allclose(ok.theoretical[1].ravel(), (2 * x**2 * w).sum(axis=0), rtol=1e-6)
@@ -351,7 +357,7 @@ def test_prediction_right_and_wrong():
     assert classroom.check_prediction(cube, 2.0, 12.0).passed
     r = classroom.check_prediction(cube, 2.0, 6.0)
     assert not r.passed
-    assert r.message == "For x you predicted 6.0; the tape gives 12.0."
+    assert r.message == "For x you predicted 6.0; the tape gives 12.0."   # one number: no ratio to name
     assert r.marked_label == "x" and html.escape(classroom.PREDICTION_MARK) in r.graph().source
 
 
@@ -377,7 +383,14 @@ def test_prediction_of_the_wrong_length_or_shape():
     one = classroom.check_prediction(f, x, 12.0)
     assert one.message == ("For x you predicted one number, 12.0, but x has 3 elements (shape (3,)): the tape gives "
                            "[2.0, 4.0, 6.0], one number per element.")
-    assert classroom.check_prediction(lambda x: ad.reduce_sum(3.0 * x), x, 3.0).passed   # one number for all: fine
+    # The shape is part of the answer: one number for a vector is wrong even when every element is that number.
+    same = classroom.check_prediction(lambda x: ad.reduce_sum(2.0 * x), x, 2.0)
+    assert not same.passed and same.message == (
+        "For x you predicted one number, 2.0, but x has 3 elements (shape (3,)): the tape gives [2.0, 2.0, 2.0], "
+        "one number per element.")
+    assert classroom.check_prediction(lambda x: ad.reduce_sum(2.0 * x), x, [2.0, 2.0, 2.0]).passed
+    wrapped = classroom.check_prediction(lambda x: x * x, 3.0, [6.0])
+    assert not wrapped.passed and "shape (1,)" in wrapped.message and "()" in wrapped.message
 
 
 def exercise_3(a, b, c):
@@ -415,3 +428,127 @@ def test_exercise_3_wrong_answers_name_the_mistake():
     assert marked == {"c", "const"}
     const = next(n for n in for_c.explanation.graph.model.nodes if n.label == "const")
     assert const.value.head == (16.0,)       # c² = 16: where c's value came back
+
+
+def test_an_error_inside_a_custom_gradient_marks_its_node():
+    @ad.custom_gradient
+    def scaled(x):
+        def grad(upstream):
+            return upstream * x.no_such_thing
+        return 3.0 * x, grad
+
+    r = classroom.check_rule(scaled, lambda x: ad.sin(scaled(x)), X)
+    assert not r.passed and r.message.startswith("Running the custom gradient of scaled raised AttributeError")
+    assert r.marked_label == "scaled"
+    marked = [n for n in r.graph().model.nodes if n.broken]
+    assert [n.label for n in marked] == ["scaled"]
+
+    @ad.custom_gradient
+    def fails_forward(x):
+        raise ValueError("no value")
+
+    r = classroom.check_rule(fails_forward, X)   # the forward pass failed: no node's rule to blame
+    assert not r.passed and "raised ValueError: no value" in r.message and r.marked_label is None
+
+
+def test_one_name_per_input_in_every_message():
+    # Mul's second input is the parameter w of f: every message calls it w, never the formula's b.
+    x = np.arange(6.0).reshape(2, 3) / 5
+    w = np.array([0.5, -1.0, 2.0])
+    f = lambda x, w: ad.reduce_sum(ad.multiply(x, w) ** 2)  # noqa: E731
+    to_x = lambda op, grad: grad * op.inputs[1]  # noqa: E731
+    shape = classroom.check_rule("Mul", lambda op, grad: (to_x(op, grad), grad[:, :1]), f, [x, w])
+    unsummed = classroom.check_rule("Mul", lambda op, grad: (to_x(op, grad), grad * op.inputs[0]), f, [x, w])
+    doubled = classroom.check_rule(
+        "Mul", lambda op, grad: (to_x(op, grad), 2.0 * sum_to_shape(grad * op.inputs[0], (3,))), f, [x, w])
+    assert "sent a gradient of shape (2, 1) to w, whose shape is (3,)" in shape.message
+    assert "sent a gradient of shape (2, 3) to w, whose shape is (3,)" in unsummed.message
+    assert doubled.divergence.input_name == "w" and "to w;" in doubled.message
+    for r in (shape, unsummed, doubled):
+        assert " b " not in r.message and " b," not in r.message and " b:" not in r.message, r.message
+    # A formula's slot that is also a parameter's name says whose slot it is: a is f's a, Mul's input a is sin(a).
+    g = lambda a, b: ad.multiply(ad.sin(a), b)  # noqa: E731
+    r = classroom.check_rule("Mul", lambda op, grad: (grad, grad * op.inputs[0]), g, [A, B])
+    assert r.divergence.input_name == "Mul's input a" and "the rule sent" in r.message
+    np.testing.assert_allclose(r.divergence.expected, r.divergence.upstream * B, rtol=1e-6)   # ∂(u·b)/∂u = b
+
+
+# -- mistakes named, not only numbered (each right value is the closed form: tanh' = 1 - y², (a/b)' ...) ----
+def tanh_right(op, grad):
+    return grad * (1.0 - op.outputs[0] ** 2)
+
+
+MATS = [np.array([[0.0, 1.0], [2.0, 3.0]]) / 3, np.array([[1.0, -2.0], [0.5, 1.5]])]
+RECT = [np.arange(6.0).reshape(2, 3) / 3, np.arange(12.0).reshape(3, 4) / 7]
+XB = [np.arange(12.0).reshape(4, 3) / 5, np.array([0.5, -1.0, 2.0])]
+bias_loss = lambda x, b: ad.reduce_sum((x + b) ** 2)  # noqa: E731
+matmul_loss = lambda a, b: ad.reduce_sum(ad.matmul(a, b) ** 2)  # noqa: E731
+
+
+@pytest.mark.parametrize("op_type, rule, f, x, words", [
+    ("Tanh", lambda op, g: 2.0 * tanh_right(op, g), tanh_twice, X, "exactly twice the right ones: a factor 2"),
+    ("Tanh", lambda op, g: 0.5 * tanh_right(op, g), tanh_twice, X, "exactly half the right ones"),
+    ("Tanh", lambda op, g: 3.0 * tanh_right(op, g), tanh_twice, X, "exactly 3.0 times the right ones: a constant"),
+    ("Tanh", lambda op, g: g * (1.0 - op.inputs[0] ** 2), tanh_twice, X,
+     "reads the input op.inputs[0] where its formula needs the output op.outputs[0]"),
+    ("Sin", lambda op, g: g * ad.cos(op.outputs[0]), lambda x: ad.sin(x) * x, X,
+     "reads the output op.outputs[0] where its formula needs the input op.inputs[0]"),
+    ("Tanh", lambda op, g: g * (1.0 - op.outputs[0]), tanh_twice, X, "needs y² (a missing square)"),
+    ("RealDiv", lambda op, g: (g / op.inputs[0], -g * op.inputs[1] / op.inputs[0] ** 2),
+     lambda a, b: ad.divide(a, b + 3.0) * a, [A, B], "operands swapped: it uses a where it needs RealDiv's input b"),
+    ("Mean", lambda op, g: g * ad.ones_like(op.inputs[0]), lambda x: ad.reduce_mean(x * x) * 2.0, np.arange(4.0),
+     "exactly 4 times the right ones: a sum where the formula has a mean"),
+    ("Sum", lambda op, g: g * ad.ones_like(op.inputs[0]) / 4.0, lambda x: ad.reduce_sum(x * x) * 2.0,
+     np.arange(4.0), "exactly 1/4 of the right ones: a mean where the formula has a sum"),
+    ("MatMul", lambda op, g: (ad.matmul(g, op.inputs[1]), ad.matmul(ad.transpose(op.inputs[0]), g)), matmul_loss,
+     MATS, "uses b where it needs its transpose bᵀ (a missing transpose)"),
+    ("MatMul", lambda op, g: (ad.matmul(g, op.inputs[1]), ad.matmul(ad.transpose(op.inputs[0]), g)), matmul_loss,
+     RECT, "needs transposes whose shapes fit: grad·bᵀ for a and aᵀ·grad for b"),
+    ("MatMul", lambda op, g: (ad.matmul(g, ad.transpose(op.inputs[1])), ad.transpose(ad.matmul(
+        ad.transpose(op.inputs[0]), g))), matmul_loss, RECT, "It has the transposed shape: a missing transpose"),
+    ("Add", lambda op, g: (g, g), bias_loss, XB, "a missing sum over the batch"),
+    ("Add", lambda op, g: (g, ad.reduce_sum(g, axis=1)), bias_loss, XB,
+     "It looks summed over axis 1, but the input was copied along axis 0: sum over axis 0 instead"),
+    ("Add", lambda op, g: (g, ad.reduce_sum(g, axis=1)), bias_loss, [np.arange(9.0).reshape(3, 3) / 5, XB[1]],
+     "Your rule sums over the wrong axis: b was copied along axis 0 of the result"),   # square: same shape
+])
+def test_a_mistake_is_named_not_only_numbered(op_type, rule, f, x, words):
+    r = classroom.check_rule(op_type, rule, f, x)
+    assert not r.passed and words in r.message, r.message
+    assert r.marked_label is not None
+
+
+def test_a_square_rule_missing_its_input_is_not_called_a_constant_factor():
+    # (x²)' = 2x; the rule 2·grad misses the x: not a constant ratio (x varies), and no slip above fits.
+    r = classroom.check_rule("Square", lambda op, g: 2.0 * g, lambda x: ad.square(x) * x, X)
+    assert not r.passed and "times the right ones" not in r.message
+    np.testing.assert_allclose(r.divergence.expected, r.divergence.upstream * 2 * X, rtol=1e-6)
+
+
+def test_the_upstream_note_only_where_the_upstream_is_not_1_nor_0():
+    def tanh_local(op, grad):
+        return 1.0 - op.outputs[0] ** 2
+
+    wrong = classroom.check_rule("Sin", sin_rule_wrong, lambda x: ad.sin(ad.sin(x)) * x, X)
+    assert wrong.message.count("The upstream gradient is not 1 here") == 1
+    # Times 0 the upstream gradient of Tanh is 0: the note would not be true, and is left out.
+    zero = classroom.check_rule("Tanh", tanh_local, lambda x: ad.tanh(x) * 0.0 + x, X)
+    assert not zero.passed and "multiply by the upstream gradient `grad`" in zero.message
+    np.testing.assert_array_equal(zero.divergence.upstream, 0.0)
+    assert "not 1" not in zero.message
+
+
+@pytest.mark.parametrize("f, x, predicted, words", [
+    (lambda x: ad.reduce_sum(x * x), np.array([1.0, -2.0, 3.0], np.float32), [4.0, -8.0, 12.0],
+     "exactly twice the right ones"),                                     # 2·2x: a factor 2
+    (lambda x: ad.reduce_mean(x * x), np.array([1.0, -2.0, 3.0, 0.5], np.float32), [2.0, -4.0, 6.0, 1.0],
+     "exactly 4 times the right ones: a sum where the formula has a mean"),   # 2x/4 is right
+    (lambda x: ad.reduce_sum(x * x), np.array([1.0, -2.0, 3.0], np.float32), [-2.0, 4.0, -6.0], "the wrong sign"),
+    (lambda a, b: ad.reduce_sum(a * b), [np.array([1.0, 2.0], np.float32), np.array([3.0, -1.0], np.float32)],
+     [[1.0, 2.0], [3.0, -1.0]], "Your predictions for a and b are swapped"),   # ∂/∂a = b, ∂/∂b = a
+    (lambda m: ad.reduce_sum(ad.matmul(m, np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))),
+     np.eye(2, dtype=np.float32), [[3.0, 3.0], [7.0, 7.0]], "the transpose of the tape's gradient"),   # 1·Bᵀ
+])
+def test_a_wrong_prediction_names_its_mistake(f, x, predicted, words):
+    r = classroom.check_prediction(f, x, predicted)
+    assert not r.passed and words in r.message, r.message

@@ -188,6 +188,9 @@ WRONG_ANSWERS = [
      "returned 1 gradient, but Maximum has 2 inputs (a, b)"),
     ("ex1_write_a_rule", 2, "return g", "its gradient is the sum over the copies: ad.reduce_sum(g, axis=0)"),
     ("ex2_custom_gradient", 0, "return upstream * x / n", "Your rule returns nan at x = 0"),
+    ("ex2_custom_gradient", 0, "safe = ad.where(ad.greater(n, 0.0), n, ad.ones_like(n))\n"
+     "return ad.where(ad.greater(n, 0.0), upstream * x / safe, upstream * ad.ones_like(x))",
+     "is accepted when, for every direction d, g·d is at most the steepest slope"),   # [1, 1]: length √2
     ("ex3_predict_the_gradient", 1, "prediction = [2.0, 4.0]", "For x you predicted 2 numbers, but x has 3 elements"),
     ("ex3_predict_the_gradient", 1, "prediction = np.array([[2.0], [4.0], [-6.0]])",
      "Your prediction for x has shape (3, 1); a gradient has the shape of its input, (3,)"),

@@ -6,7 +6,6 @@ Ported (rewritten, same behaviour) from TensorFlow's gradient_checker_v2_test.py
 ``JacobianTest``/``BatchJacobianTest`` and ``test_stop_gradient_hides_downstream_ops``.
 Expected values are closed forms.
 """
-import gc
 import math
 
 import numpy as np
@@ -418,20 +417,61 @@ def test_register_gradient_twice_is_a_key_error_and_an_override_is_undone():
     assert float(_grads(ad.sin, x)[0]) == pytest.approx(math.cos(0.5))
 
 
-def test_a_tape_started_by_watch_and_dropped_stops_recording():
-    x = ad.constant(3.0)
+# --------------------------------------------------------------------------
+# A tape used outside `with` (TF's backprop.py: the C tape is made by __enter__'s _push_tape, so before
+# that `watch` calls tape.watch(None, t) and fails on None._tape: AttributeError; `gradient` finds
+# self._tape None: RuntimeError; `reset` pops a tape that is not recording: ValueError)
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("persistent", [True, False])
+def test_watch_on_a_tape_never_entered_raises_attribute_error_and_says_use_with(persistent):
+    x, w = ad.constant(3.0), ad.Variable(5.0)
     before = len(state.tapes)
-    tape = ad.GradientTape()
-    tape.watch(x)
-    assert len(state.tapes) == before + 1
-    del tape
-    gc.collect()
-    assert len(state.tapes) == before
-    y = x * x  # noqa: F841  (no tape records it)
-    used = ad.GradientTape()
-    used.watch(x)
-    z = x * 2.0
-    assert float(used.gradient(z, x)) == 2.0 and len(state.tapes) == before
+    tape = ad.GradientTape(persistent=persistent)
+    for source in (x, w, [x, w]):
+        with pytest.raises(AttributeError, match=r"GradientTape\.watch: .*never entered.*with tf\.GradientTape\(\) as tape:"):
+            tape.watch(source)
+    tape.watch([])  # nothing to watch: TF's loop never reaches its tape either
+    with pytest.raises(ValueError, match="expected a Tensor"):
+        tape.watch("x")  # TF checks each item's type before it touches the tape
+    assert len(state.tapes) == before  # it did not start recording
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+def test_gradient_of_a_tape_never_entered_raises_runtime_error(persistent):
+    x = ad.constant(3.0)
+    tape = ad.GradientTape(persistent=persistent)
+    y = x * 2.0
+    with pytest.raises(RuntimeError, match="never entered.*recorded nothing.*with tf.GradientTape"):
+        tape.gradient(y, x)
+    # TF's jacobian() pushes a tape of its own before it asks: nothing was recorded, so None.
+    assert ad.GradientTape(persistent=persistent).jacobian(y, x) is None
+
+
+def test_watch_after_a_non_persistent_gradient_raises_attribute_error():
+    # TF sets self._tape = None once a non-persistent tape's gradient is taken.
+    x = ad.constant(3.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    assert float(tape.gradient(y, x)) == 6.0
+    with pytest.raises(AttributeError, match="already computed its gradient.*persistent=True"):
+        tape.watch(x)
+
+
+def test_reset_outside_the_block_raises_value_error():
+    x = ad.constant(3.0)
+    for tape in (ad.GradientTape(), ad.GradientTape(persistent=True)):
+        with pytest.raises(ValueError, match="reset: the tape is not recording"):
+            tape.reset()
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        with tape.stop_recording():
+            with pytest.raises(ValueError, match="not recording"):
+                tape.reset()
+        y = x * x
+    with pytest.raises(ValueError, match="not recording"):
+        tape.reset()
+    assert float(tape.gradient(y, x)) == 6.0  # the failed resets forgot nothing
 
 
 def test_relu_gradient_is_the_upstream_times_the_mask():

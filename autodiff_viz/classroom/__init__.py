@@ -1,5 +1,7 @@
 """Checkers for exercises: is a gradient rule (or a predicted gradient) right, and if not, where and why?
 
+This package's own, not TensorFlow.
+
 Three questions a student answers, three checkers:
 
 * :func:`check_rule` -- "I wrote the rule of an op" (a ``rule(op, grad)`` as
@@ -11,17 +13,23 @@ Three questions a student answers, three checkers:
   random point.  Where the function has a kink (the slopes from the left and
   the right differ) finite differences cannot decide: the checker then follows
   the documented convention (the built-in rule, which is TensorFlow's) or,
-  with none, accepts any value between the two slopes.
+  with none, accepts exactly the subgradients, checked along many directions
+  at once (for the norm at the origin: every g with ‖g‖ ≤ 1, not [1, 1]).
+  A rule runs as TensorFlow runs it: each gradient it returns has its input's
+  shape (it sums over broadcast axes itself).
 * :func:`check_prediction` -- "I think the gradient is ...".  The tape's answer
-  is compared with the prediction; a wrong ``None`` (or a wrong number where the
-  tape says ``None``) comes with :func:`autodiff_viz.viz.explain`.
+  is compared with the prediction (its shape too); a wrong ``None`` (or a
+  wrong number where the tape says ``None``) comes with
+  :func:`autodiff_viz.viz.explain`.
 * :func:`check_backward` -- "I wrote the backward pass by hand": each of the
   student's tensors (``dlogits``, ``dW2``, ...) against the tape's, the first
   wrong one marked on the graph of the student's own forward code.
 
 All three return a :class:`CheckResult`: ``bool(result)`` says whether it passed,
 ``result.message`` says why in words (with a hint for the common mistakes:
-a missing upstream factor, a flipped sign, swapped inputs, a wrong shape),
+a missing upstream factor, a flipped sign, a constant factor, a mean for a sum,
+the input read for the output, swapped operands, a missing square or transpose,
+a missing sum over the batch or a sum over the wrong axis, a wrong shape),
 ``result.graph()`` draws the computation with the diverging node marked, and
 in Jupyter the result shows all of this.
 

@@ -6,11 +6,13 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .. import ResourceVariable, Tensor, constant, extend
+from .. import ResourceVariable, Tensor, constant, extend, transpose
 from .._shape import broadcast_axes
 from ..test import compute_gradient
 from .messages import need_function, _cap, _count, _fmt, _hint, _input_names, _param_names, _point_words
-from .numeric import _finite_forward, _is_kink, _max_err, _one_sided, _unbroadcast, _whole_ok
+from .messages import _names_of_inputs, _upstream_words
+from .numeric import _finite_forward, _is_kink, _max_err, _one_sided, _steepest_slopes, _subgradient_ok, _unbroadcast
+from .numeric import _whole_ok
 from .results import CheckResult, Divergence
 from .running import _RuleMistake, _Watcher, _custom_forward, _lookup, _primitive_forward, _run, _your_frame
 from .running import registered
@@ -18,7 +20,7 @@ from .running import registered
 
 def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Callable] = None,
                inputs: Any = None, *, rtol: float = 1e-4, atol: float = 1e-6, seed: int = 0,
-               exact_shapes: bool = False) -> CheckResult:
+               exact_shapes: Optional[bool] = None) -> CheckResult:
     """Check a gradient rule against finite differences and name the node where it goes wrong.
 
     Two forms:
@@ -34,9 +36,12 @@ def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Calla
     list/tuple with one value per argument; values become float64 constants,
     so finite differences are accurate.  Besides them the rule is checked at the
     origin, at a tie (every input equal to the first, when their shapes agree)
-    and at a random point (``seed``).  ``exact_shapes=True``: each gradient the
-    rule returns must have its input's shape (the rule sums over broadcast
-    dimensions itself; the tape would otherwise do it).
+    and at a random point (``seed``).  A rule is run the way TensorFlow runs
+    it: each gradient it returns must have its input's shape, so the rule sums
+    over broadcast dimensions itself (``exact_shapes``, on by default).
+    ``exact_shapes=False`` lets this package's tape do that sum after the rule,
+    a convenience TensorFlow does not have; ``rule=None`` (this package's
+    built-in rule, which leaves the sum to its tape) defaults to it.
     The rule is installed only while checking: the registry is left as it was.
 
     >>> import autodiff_viz as ad, numpy as np
@@ -70,6 +75,8 @@ def check_rule(op_type_or_fn, rule: Optional[Callable] = None, f: Optional[Calla
         raise TypeError("check_rule: give f, a function of the inputs that uses the op")
     need_function(f, f"check_rule({op_type!r}, rule, f, inputs)", "f", "a function of the inputs that uses the op")
     builtin = prim.grad if callable(prim.grad) else None   # the documented convention at kinks and ties
+    if exact_shapes is None:
+        exact_shapes = rule is not None
     watcher = _Watcher(rule if rule is not None else prim.grad, op_type, exact_shapes) if callable(
         rule if rule is not None else prim.grad) else None
     ctx = registered(op_type, watcher) if watcher is not None else contextlib.nullcontext()
@@ -137,12 +144,15 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
               watcher, where, names) -> CheckResult:
     op_label = "the custom-gradient function" if op_type == "IdentityN" else f"an op of type {op_type}"
     xs = [constant(a) for a in arrays]
+    if watcher is not None:
+        watcher.labels = {extend.tensor_id(x): n for x, n in zip(xs, names)}
     with np.errstate(all="ignore"):
         run = _run(f, xs, seed)
     rec, tr, y = run.rec, run.trace, run.target
     show = dict(trace=tr, target=y, sources=xs, names=_labels(rec, op_type, select, label, xs, names))
     if run.error is not None:
-        return _failed_run(run.error, what, show, watcher.node if watcher is not None else None)
+        node = watcher.node if watcher is not None else _unfinished_node(run, op_type, select)
+        return _failed_run(run.error, what, show, node)
     if watcher is not None and watcher.unsummed is not None:
         return _unsummed(watcher, op_type, show)
     labels = show["names"]
@@ -171,7 +181,8 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
             out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
             conv = [None if c is None else _unbroadcast(c.numpy() if isinstance(c, Tensor) else c, a.shape)
                     for c, a in zip(out, in_arrays)]
-        who = [labels.get(extend.tensor_id(t), n) for t, n in zip(ins, input_names or _input_names(len(ins)))]
+        who = _names_of_inputs(labels, [extend.tensor_id(t) for t in ins], input_names or _input_names(len(ins)),
+                               label)
         verdicts = []
         for i, t in enumerate(ins):
             if extend.tensor_id(t) not in reach or not t.dtype.is_floating:
@@ -187,7 +198,10 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
             divergence = Divergence(step, node.id, node.out_id, node.type, name, bad, g, v["got"], v["expected"],
                                     input_name=who[bad] if bad < len(who) else f"input {bad}", point=where,
                                     why=v["why"])
-            divergence.hint = _hint(divergence, verdicts, g, where, names, arrays, who)
+            # How many elements the node sums or averages into one (a reduction), or copies one to.
+            sizes = [max(a.size, g.size) // max(1, min(a.size, g.size)) for a in in_arrays if a.size != g.size]
+            divergence.hint = _hint(divergence, verdicts, g, where, names, arrays, who, sizes) or (
+                _rerun_hint(watcher, node, upstream, bad, v["expected"], who) if watcher is not None else "")
             break
 
     if checked == 0:
@@ -203,11 +217,9 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
                + ("; at ties and kinks the documented convention was followed" if kinks or jac_kink else "") + ".")
     elif divergence is not None:
         d = divergence
-        msg = f"{_cap(what)} is not right. The numbers first diverge at {d.describe()}."
-        if d.why:
-            msg += " " + d.why
-        if d.hint:
-            msg += " " + d.hint
+        msg = f"{_cap(what)} is not right. The numbers first diverge at {d.describe()}"
+        for part in (_upstream_words(d.upstream, d.hint), d.why, d.hint):
+            msg += (" " + part) if part else ""
         mark = d.tensor
         note = (f"Rule sent {_fmt(d.got) if d.got is not None else 'None'} to {d.input_name}; "
                 f"right: {_fmt(d.expected)}.")
@@ -229,23 +241,33 @@ def _labels(rec, op_type, select, label, xs, names) -> dict:
 
 
 def _judge(reference, node, arrays, i, upstream, got, conv, rtol, atol) -> dict:
-    """Is what the rule sent to input ``i`` right?  Finite differences decide, or the convention at a kink."""
+    """Is what the rule sent to input ``i`` right?  Finite differences decide, or the convention at a kink.
+
+    With no convention, a kink accepts exactly the subgradients: checked along
+    many directions at once (:func:`.numeric._steepest_slopes`), never element
+    by element, which would pass [1, 1] for the norm at the origin.
+    """
     right, left, central = _one_sided(reference, node, arrays, i, upstream)
     kink = _is_kink(right, left)
     expected = central.copy()
     why = ""
-    if np.any(kink):
-        lo, hi = np.minimum(right, left), np.maximum(right, left)
+    at_kink = bool(np.any(kink))
+    sub_ok = None
+    if at_kink:
         if conv is not None:
             expected[kink] = conv[kink]
             why = ("Here the slopes from the left and the right differ (a tie or a kink), so finite differences "
                    "cannot decide: the checker follows the documented convention, TensorFlow's, which the "
                    "built-in rule implements.")
-        else:
-            inside = (got >= lo - atol) & (got <= hi + atol) if got is not None and got.shape == lo.shape else False
-            expected[kink] = np.where(inside, got, (lo + hi) / 2)[kink]
-            why = (f"Here the slopes from the left and the right differ (a kink): any value from {_fmt(lo)} to "
-                   f"{_fmt(hi)} is accepted, elementwise.")
+        elif got is not None and got.shape == expected.shape:
+            dirs, slopes = _steepest_slopes(reference, node, arrays, i, upstream, got, central)
+            sub_ok, worst, dots = _subgradient_ok(dirs, slopes, got, rtol, atol)
+            expected[kink] = (got if sub_ok else central)[kink]
+            why = ("Here the function has a kink (its slopes differ from one side to the other), so finite "
+                   "differences cannot decide: a gradient g is accepted when, for every direction d, g·d is at most "
+                   "the steepest slope of the function along d close to this point (a subgradient); "
+                   + (f"along d = {_fmt(dirs[worst])} your g·d is {_fmt(dots[worst])}, but the steepest slope is "
+                      f"{_fmt(slopes[worst])}." if not sub_ok else "yours is one."))
     finite = np.isfinite(expected)
     if got is None:
         ok = bool(np.allclose(expected[finite], 0.0, atol=atol))  # None for a zero gradient is what TF does too
@@ -254,7 +276,79 @@ def _judge(reference, node, arrays, i, upstream, got, conv, rtol, atol) -> dict:
     else:
         with np.errstate(all="ignore"):
             ok = bool(np.all(np.isclose(got, expected, rtol=rtol, atol=atol) | ~finite))
-    return {"ok": ok, "got": got, "expected": expected, "kink": kink, "why": why if not ok and np.any(kink) else ""}
+        ok = ok and sub_ok is not False
+    return {"ok": ok, "got": got, "expected": expected, "kink": kink, "why": why if not ok and at_kink else ""}
+
+
+class _SavedValues:
+    """The node as a rule sees it, with other saved values: what a rule with one slip would need to be right."""
+
+    def __init__(self, node, inputs, outputs):
+        self._node, self.inputs, self.outputs = node, tuple(inputs), tuple(outputs)
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)
+
+
+def _rerun_hint(watcher, node, upstream, i, expected, who) -> str:
+    """Name the slip that the rule's numbers alone do not show, by running the rule on changed saved values.
+
+    If the rule gives the right gradient once its input is the output (or the output its input), the two
+    operands swapped, a value squared or a matrix transposed, that is the slip: the rule reads the one where
+    its formula needs the other.
+    """
+    ins, outs = list(node.inputs), list(node.outputs)
+    if any(t is None for t in ins + outs):
+        return ""
+    tries = []
+    if len(ins) == 1 and ins[0].shape == outs[0].shape:
+        tries.append(([outs[0]], outs, "Your rule reads the input op.inputs[0] where its formula needs the output "
+                      "op.outputs[0] (the saved result of the op)."))
+        tries.append((ins, [ins[0]], "Your rule reads the output op.outputs[0] where its formula needs the input "
+                      "op.inputs[0]."))
+    if len(ins) == 2 and ins[0].shape == ins[1].shape:
+        tries.append(([ins[1], ins[0]], outs, f"Your formula has its operands swapped: it uses {who[0]} where it "
+                      f"needs {who[1]}, and {who[1]} where it needs {who[0]}."))
+    tries.append((ins, [o * o for o in outs], "Your formula uses the output y where it needs y² (a missing square)."))
+    for j, t in enumerate(ins):
+        tries.append((ins[:j] + [t * t] + ins[j + 1:], outs,
+                      f"Your formula uses {who[j]} where it needs {who[j]}² (a missing square)."))
+        if len(t.shape) == 2 and t.shape[0] == t.shape[1]:
+            tries.append((ins[:j] + [transpose(t)] + ins[j + 1:], outs,
+                          f"Your formula uses {who[j]} where it needs its transpose {who[j]}ᵀ (a missing transpose)."))
+    tries = [(a, b, upstream, words) for a, b, words in tries]
+    up_shape = tuple(upstream.shape)
+    if len(up_shape) == 2 and up_shape[0] == up_shape[1] and len(ins[i].shape) == 1:
+        # A bias-like input copied along one axis of a square result: its sum taken over the other axis.
+        tries.append((ins, outs, transpose(upstream), f"Your rule sums over the wrong axis: {who[i]} was copied along "
+                      f"axis 0 of the result, so its gradient is the sum over axis 0 (ad.reduce_sum(g, axis=0))."))
+    for new_ins, new_outs, new_up, words in tries:
+        try:
+            with np.errstate(all="ignore"):
+                out = watcher.rule(_SavedValues(node, new_ins, new_outs), new_up)
+            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            got = np.asarray(out[i].numpy() if isinstance(out[i], Tensor) else out[i], dtype=np.float64)
+        except Exception:  # noqa: BLE001  (a guess that does not even run is simply not the slip)
+            continue
+        if got.shape == expected.shape and np.allclose(got, expected, rtol=1e-4, atol=1e-6):
+            return words
+    return ""
+
+
+def _unfinished_node(run, op_type, select):
+    """The node whose gradient function raised: the newest checked node the backward pass did not finish.
+
+    Only once the forward pass is done (an error in ``f`` itself belongs to no node's rule).
+    """
+    if run.target is None:
+        return None
+    rec = run.rec
+    done = {node.id for _, node, _, _ in rec.steps}
+    for nid in reversed(rec.order):
+        node, _ = rec.ops[nid]
+        if node.type == op_type and select(node) and nid not in done:
+            return node
+    return None
 
 
 def _failed_run(e, what, show, node=None) -> CheckResult:
@@ -276,18 +370,24 @@ def _failed_run(e, what, show, node=None) -> CheckResult:
             if isinstance(e, AttributeError) and "op." in line:
                 msg += ". A rule's op has .inputs and .outputs (lists of tensors) and .type"
         msg += "."
+        if "cannot multiply shapes" in text:
+            msg += (" A matrix product's gradient needs transposes whose shapes fit: grad·bᵀ for a and aᵀ·grad for "
+                    "b (ad.transpose, or ad.matmul(..., transpose_b=True)).")
     return CheckResult(False, msg, mark=mark, note=note or "", **show)
 
 
 def _unsummed(watcher, op_type, show) -> CheckResult:
     op, i, got, want = watcher.unsummed
-    name = show["names"].get(op.in_ids[i], _input_names(len(op.inputs))[i])
+    name = _names_of_inputs(show["names"], op.in_ids, _input_names(len(op.inputs)), op_type)[i]
     axes = broadcast_axes(want, got)
     keep = any(a >= len(got) - len(want) for a in axes)
     how = (f"ad.reduce_sum(g, axis={axes[0] if len(axes) == 1 else list(axes)}"
            + (", keepdims=True" if keep else "") + ")")
+    batch = " (one copy per example of the batch: a missing sum over the batch)" if tuple(axes) == (0,) and \
+        len(got) > len(want) else ""
     msg = (f"The rule for {op_type} sent a gradient of shape {got} to {name}, whose shape is {want}. "
-           f"{name} was broadcast (copied) along axis {', '.join(map(str, axes))} to make the output, so its "
-           f"gradient is the sum over the copies: {how}. In this exercise the tape does not sum for you.")
+           f"{name} was broadcast (copied) along axis {', '.join(map(str, axes))} to make the output{batch}, so its "
+           f"gradient is the sum over the copies: {how}. In TensorFlow a gradient rule does this sum itself: the tape does not "
+           "sum for you.")
     return CheckResult(False, msg, mark=op.out_id, note=f"Sent shape {got} to {name} of shape {want}.", **show)
 

@@ -110,3 +110,50 @@ def _max_err(theoretical, numerical, skip=None) -> float:
                 errs.append(float(np.nanmax(np.abs(t[rows] - n[rows]))))
     return max(errs) if errs else 0.0
 
+
+
+def _steepest_slopes(forward, node, arrays, i, upstream, got, central, seed=0, eps=1e-4, h=1e-7):
+    """At a kink of input ``i``: directions ``d`` and the steepest slope of φ along each near the point.
+
+    φ(v) is Σ upstream · forward(..., v, ...), the function whose gradient the rule
+    sends to input ``i``.  A gradient ``g`` is right at a kink exactly when it is a
+    (generalized, Clarke) subgradient: ``g·d`` is at most the largest one-sided slope
+    of φ along ``d`` at points close by, for every direction ``d``.  The directions
+    tried are the axes both ways, random ones, and ``±got`` and ``±(got - central)``,
+    the ones along which a wrong answer shows most.  Returns ``(directions, slopes)``.
+    """
+    base = [np.asarray(a, dtype=np.float64) for a in arrays]
+    x = base[i].reshape(-1)
+    n = x.size
+    rng = np.random.default_rng(seed + 7)
+    # The cost grows as the square of the number of directions: the axes only for a small input.
+    dirs = [v for k in range(n) for v in (np.eye(n)[k], -np.eye(n)[k])] if n <= 12 else []
+    dirs += list(rng.normal(size=(16 if n <= 12 else 32, n))) if n > 1 else []
+    for v in (np.asarray(got, dtype=np.float64).reshape(-1) if got is not None else None,
+              None if got is None else (np.asarray(got, dtype=np.float64) - central).reshape(-1)):
+        if v is not None and v.shape == (n,) and np.all(np.isfinite(v)) and np.linalg.norm(v) > 0:
+            dirs += [v, -v]
+    dirs = [d / np.linalg.norm(d) for d in dirs]
+
+    def phi(v):
+        args = list(base)
+        args[i] = v.reshape(base[i].shape)
+        return float(np.sum(upstream * forward(node, args)))
+
+    with np.errstate(all="ignore"):
+        near = [x] + [x + eps * d for d in dirs]
+        values = [phi(y) for y in near]
+        slopes = np.array([max((phi(y + h * d) - f0) / h for y, f0 in zip(near, values)) for d in dirs])
+    return np.array(dirs), slopes
+
+
+def _subgradient_ok(dirs, slopes, got, rtol, atol):
+    """Whether ``got`` is within every steepest slope; else the worst direction's index."""
+    g = np.asarray(got, dtype=np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        dots = dirs @ g
+        over = dots - slopes - (max(atol, 1e-6) + rtol * 10 * (np.abs(slopes) + np.linalg.norm(g)))
+    if not np.all(np.isfinite(dots)):
+        return False, int(np.argmax(~np.isfinite(dots))), dots
+    worst = int(np.argmax(over))
+    return bool(over[worst] <= 0), worst, dots

@@ -8,7 +8,7 @@ import numpy as np
 from .. import GradientTape, ResourceVariable, Tensor, constant, extend, trace
 from .. import events as _events
 from .. import viz
-from .messages import need_function, _param_names, _shape_words, _show, _source_name
+from .messages import need_function, _constant_ratio, _param_names, _ratio_words, _shape_words, _show, _source_name
 from .results import PREDICTION_MARK, CheckResult
 
 
@@ -17,7 +17,9 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
     """Compare a predicted gradient of ``f(*inputs)`` (summed over its elements) with the tape's.
 
     ``predicted`` holds one value per input (a single value for one input);
-    ``None`` predicts that the input gets no gradient.  ``inputs`` are values
+    ``None`` predicts that the input gets no gradient.  A prediction must
+    have its input's shape: one number is not the gradient of a vector, even
+    when every element of that gradient is that number.  ``inputs`` are values
     (made float32 constants and watched) or variables (watched when read, as
     usual, so an unwatched one gives ``None``).  Inputs are named by ``f``'s
     parameters (or a variable's own name) in words and in the picture.
@@ -53,20 +55,24 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
             continue
         pa = np.asarray(p.numpy() if isinstance(p, Tensor) else p, dtype=np.float64)
         aa = np.asarray(a.numpy(), dtype=np.float64)
-        if pa.shape != aa.shape and pa.size != 1:
-            wrong.append(i)
-            why[i] = _shape_words(names[i], pa, aa)
-        elif not np.allclose(pa, aa, rtol=rtol, atol=atol):
+        if pa.shape != aa.shape:  # the shape is part of the answer: 2.0 is not [2, 2, 2]
             wrong.append(i)
             if pa.size == 1 and aa.size > 1:
                 why[i] = (f"For {names[i]} you predicted one number, {_show(p)}, but {names[i]} has {aa.size} "
                           f"elements (shape {aa.shape}): the tape gives {_show(a)}, one number per element.")
+            else:
+                why[i] = _shape_words(names[i], pa, aa)
+        elif not np.allclose(pa, aa, rtol=rtol, atol=atol):
+            wrong.append(i)
     if not wrong:
         shown = ", ".join(f"d/d{n} = {_show(a)}" for n, a in zip(names, actual))
         return CheckResult(True, f"Right: {shown}.", **show)
     i = wrong[0]
     a, p = actual[i], preds[i]
     msg = why.get(i) or f"For {names[i]} you predicted {_show(p)}; the tape gives {_show(a)}."
+    if i not in why and a is not None and p is not None:
+        slip = _slip(preds, actual, i, names, y)
+        msg += (" " + slip) if slip else ""
     explanation = None
     if a is None:
         explanation = _explain(tape, y, sources[i])
@@ -83,7 +89,34 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
     if len(wrong) > 1:
         msg += f" Also check: {', '.join(names[j] for j in wrong[1:])}."
     return CheckResult(False, msg, explanation=explanation, mark=extend.tensor_id(sources[i]),
-                       note=f"You predicted {_show(p)}; the tape gives {_show(a)}.", **show)
+                       note=f"You predicted {_show(p)}; the tape gives {_show(a)}{_shapes(p, a)}.", **show)
+
+
+def _slip(preds, actual, i, names, y) -> str:
+    """The mistake a wrong prediction of the right shape shows: swapped, transposed, the sign, a factor."""
+    def arr(v):
+        return None if v is None else np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=np.float64)
+
+    def close(u, v):
+        return u is not None and v is not None and u.shape == v.shape and bool(np.allclose(u, v, rtol=1e-4, atol=1e-5))
+    p, a = arr(preds[i]), arr(actual[i])
+    for j in range(len(preds)):
+        if j != i and close(p, arr(actual[j])) and close(arr(preds[j]), a):
+            return f"Your predictions for {names[i]} and {names[j]} are swapped."
+    if p.ndim == 2 and p.shape[0] == p.shape[1] and close(p.T, a):
+        return "Your prediction is the transpose of the tape's gradient."
+    if close(-p, a) and np.any(a):
+        return "Your prediction has the right size but the wrong sign."
+    k = _constant_ratio(p, a)
+    return "" if k is None else _ratio_words(k, [a.size // max(1, int(np.size(y.numpy())))])
+
+
+def _shapes(p, a) -> str:
+    """The two shapes, where they differ (the numbers alone would not show it: 6.0 and [6.0])."""
+    if p is None or a is None:
+        return ""
+    ps, as_ = np.shape(p.numpy() if isinstance(p, Tensor) else p), tuple(a.shape)
+    return "" if ps == as_ else f" (shape {ps}, the tape's {as_})"
 
 
 def _around_the_tape(f, sources, i, y, tr, explanation) -> str:

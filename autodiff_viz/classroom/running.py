@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import GradientTape, Tensor, constant, extend, trace
-from .messages import _count, _input_names
+from .messages import _count, _input_names, _names_of_inputs, _shape_slip
 from .numeric import _sums_down
 
 
@@ -58,12 +58,13 @@ class _Watcher:
         self.rule, self.op_type, self.exact_shapes = rule, op_type, exact_shapes
         self.unsummed = None     # (node, input index, returned shape, input shape)
         self.node = None
+        self.labels: dict = {}   # tensor id -> the name the checker's messages give it (one name per input)
 
     def __call__(self, op, grad):
         self.node = op  # the node whose rule runs now: marked if the rule raises
         out = self.rule(op, grad)
         grads = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        names = _input_names(len(op.inputs))
+        names = _names_of_inputs(self.labels, op.in_ids, _input_names(len(op.inputs)), self.op_type)
         if len(grads) != len(op.inputs):
             raise _RuleMistake(
                 f"The rule for {self.op_type} returned {_count(len(grads), 'gradient')}, but {self.op_type} has "
@@ -78,7 +79,7 @@ class _Watcher:
             if not _sums_down(got, want):
                 raise _RuleMistake(
                     f"The rule for {self.op_type} sent a gradient of shape {got} to {names[i]}, whose shape is "
-                    f"{want}: a gradient has the shape of its input.", op)
+                    f"{want}: a gradient has the shape of its input." + _shape_slip(got, want, op.out_shape), op)
             if self.exact_shapes and self.unsummed is None:
                 self.unsummed = (op, i, got, want)
         return out

@@ -20,7 +20,9 @@
 #
 # A rule has the signature `rule(op, grad)`: `op.inputs` and `op.outputs` are the node's **saved values**, `grad` is
 # the **upstream gradient** (the gradient of the target with respect to the op's output), and the rule returns one
-# gradient per input: `grad × ∂output/∂input`. `classroom.check_rule` runs your rule inside a small computation and
+# gradient per input: `grad × ∂output/∂input`; this is how `ad.RegisterGradient` and TensorFlow's own
+# `tf.RegisterGradient` take a rule. `classroom.check_rule` (this package's own, not TensorFlow) runs your rule
+# inside a small computation and
 # compares every number it sends with finite differences, at your inputs and at special points (the origin, ties
 # such as `a = b`, a random point). When it is wrong, it says where and why, and marks that node on the graph.
 #
@@ -97,10 +99,12 @@ assert result.passed, result.message
 # NumPy's broadcasting copies it. Each copy gets its own gradient, so the gradient of `w` is the **sum over the
 # copies**: `grad * m` has shape (2, 3), and `w` needs the sum over axis 0, shape (3,).
 #
-# The tape normally does this sum for you after your rule. With `exact_shapes=True` it does not: every gradient your
-# rule returns must already have its input's shape. Write `sum_to_shape(g, shape)`, which sums `g` over the
-# dimensions that broadcasting added (leading ones, and those where `shape` has a 1), then use it in the rule for
-# `Mul`. Notebook 2 shows this sum on a graph.
+# In TensorFlow this sum is the rule's job: the tape uses what the rule returns as it is, so every gradient your
+# rule returns must already have its input's shape (TensorFlow's own `Mul` rule sums over the broadcast axes
+# itself). `check_rule` runs rules that way. (This package's tape would do the sum after a rule that skips it, a
+# convenience of its own that TensorFlow does not have; `check_rule(..., exact_shapes=False)` allows it.)
+# Write `sum_to_shape(g, shape)`, which sums `g` over the dimensions that broadcasting added (leading ones, and
+# those where `shape` has a 1), then use it in the rule for `Mul`. Notebook 2 shows this sum on a graph.
 
 # %%
 def sum_to_shape(g, shape):
@@ -114,8 +118,7 @@ def mul_rule(op, grad):
 
 m = np.array([[0.2, -0.4, 0.6], [1.0, 0.8, -1.2]])
 w = np.array([0.5, -1.0, 2.0])
-result = classroom.check_rule("Mul", mul_rule, lambda m, w: ad.reduce_sum(ad.multiply(m, w) ** 2), [m, w],
-                              exact_shapes=True)
+result = classroom.check_rule("Mul", mul_rule, lambda m, w: ad.reduce_sum(ad.multiply(m, w) ** 2), [m, w])
 display(result)
 assert result.passed, result.message
 # d/dw sum((m w)²) = 2 w · (sum of m² over the rows): the sum over the copies, by hand

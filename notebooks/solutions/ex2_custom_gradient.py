@@ -73,8 +73,12 @@ print(f"slope at t = {ts[0]:.1f}: {slopes[0]:.2f}; at t = {ts[-1]:.1f}: {slopes[
 # `ad.where(cond, a, b)` chooses elementwise; divide by something that cannot be 0.
 #
 # The checker compares your rule with finite differences at $x = (3, -4)$ **and at the origin** (and at a random
-# point). At the origin the norm has a kink: its slope is $-1$ from the left and $+1$ from the right, so any value in
-# between is accepted, and `nan` is not. The target's ∂ in its pictures is a random weight, not 1 (see exercise 1).
+# point). At the origin the norm has a kink: along any direction $d$ its slope is $\lVert d \rVert$, whichever way you
+# go. Finite differences cannot pick one gradient there, so the checker accepts exactly the **subgradients**: the
+# vectors $g$ with $g \cdot d \le \lVert d \rVert$ for every direction $d$, that is $\lVert g \rVert \le 1$ (times the
+# upstream gradient). $(0, 0)$ is one; $(1, 1)$ is not (its length is $\sqrt 2$, and along $d = (1, 1)$ it climbs
+# faster than the norm does), even though each of its elements lies between $-1$ and $+1$; `nan` is not either.
+# The task asks for 0, the usual choice. The target's ∂ in its pictures is a random weight, not 1 (see exercise 1).
 
 # %%
 @ad.custom_gradient
@@ -100,4 +104,4 @@ with ad.GradientTape() as tape:
     y = safe_norm(x)
 g = tape.gradient(y, x)
 print(g)
-np.testing.assert_array_equal(g.numpy(), [0.0, 0.0])
+assert np.all(g.numpy() == 0.0), f"the task asks for the gradient 0 at the origin; your rule gives {g.numpy()}"

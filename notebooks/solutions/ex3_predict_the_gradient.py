@@ -18,8 +18,9 @@
 #
 # *The words used here are defined in the [glossary](../GLOSSARY.md).*
 #
-# Work each answer out on paper first, then let `classroom.check_prediction` compare it with the tape. A prediction
-# is one value per input; `None` predicts that no gradient reaches the input. A wrong answer comes with the graph,
+# Work each answer out on paper first, then let `classroom.check_prediction` (this package's own, not TensorFlow)
+# compare it with the tape. A prediction is one value per input, with the input's shape (a vector's gradient is a
+# vector, even when all its elements are equal); `None` predicts that no gradient reaches the input. A wrong answer comes with the graph,
 # and a wrong `None` with the explanation of where the path breaks.
 #
 # Example (deliberately wrong): $y = x^3$ at $x = 2$. Is the slope 6?
