@@ -342,7 +342,8 @@ class _Writer:
         """``(DOT line, label)`` of a node; notes the legend entries it needs."""
         self.present.add(n.box)
         for flag, key in ((n.role, n.role), (n.on_path, "path"), (n.dimmed, "dimmed"), (n.grads, "grad"),
-                          (n.backward_of is not None, "backward_pass"), (n.broken, "broken")):
+                          (n.backward_of is not None, "backward_pass"), (n.broken, "broken"),
+                          (n.nonfinite and not n.broken, "nonfinite")):
             if flag:
                 self.present.add(key)
         lk = _look.node_look(n.box, n.role)
@@ -351,6 +352,10 @@ class _Writer:
         peripheries = 2 if n.role in _look.MARKS and LOOKS[n.role].cue == "double" else 1
         if n.role is None and n.on_path and n.kind in (M.OP, M.SCOPE):
             border, penwidth = LOOKS["path"].border, LOOKS["path"].width
+        if n.nonfinite and not n.broken:  # where a NaN or an inf first appeared
+            mark = LOOKS["nonfinite"]
+            border, penwidth, fill = mark.border, mark.width, mark.fill
+            style = "bold," + (style if "filled" in style else style + ",filled")
         if n.broken:  # filled and crossed: never mistaken for the target's thick border
             mark = LOOKS["broken"]
             border, penwidth, fill = mark.border, mark.width, mark.fill

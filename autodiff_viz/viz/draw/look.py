@@ -23,7 +23,8 @@ and with the common colour-vision deficiencies):
   in a graph; a backward pass that an outer tape records);
 - vermillion: the backward pass and its gradients (the rule running now,
   every ``∂`` number), the target, where a path breaks or leaves the package;
-- sky, dashed: the border of a box that just received a gradient (the players' step highlight).
+- sky, dashed: the border of a box that just received a gradient (the players' step highlight);
+- purple, thick, and purple bold numbers: NaN or inf, and the op where one first appeared.
 
 Colour is never the only cue: the marks and moments a step or a graph tells apart (target, path,
 received, source) differ in width, dashes or a shape cue too, so a greyscale print still tells them
@@ -51,6 +52,8 @@ TINT = {"blue": "#D6EAF8", "green": "#CFEFE6", "orange": "#FCEFD2", "purple": "#
         "yellow": "#FBF7D0", "sky": "#DDF0FB"}
 GRADIENT = PALETTE["vermillion"]  # every ∂ number, in boxes, on arrows, in tables
 FADED = 0.25  # the opacity of a box not computed yet (the players)
+# NaN and inf numbers: a dark purple, readable as small text (4.5:1 on white) and told from the ∂ colour.
+NONFINITE_TEXT = "#8A3D6A"
 PLAYER_WIDTH = 15 / 13  # borders scale with the labels: 15-unit labels in the players, 13 in the graph
 
 
@@ -92,6 +95,9 @@ LOOKS = {
     "path": Look("path", "on the path target → sources", WHITE, _O, 2.6, False, cue="rounded"),
     "dimmed": Look("off the path", "not on that path", WHITE, DIM, 1.3, False, DIM, "rounded"),
     "broken": Look("broken", "where the gradient path breaks", TINT["vermillion"], _V, 3.2, False),
+    # a NaN or an inf: the op where one first appeared, and (its text colour) every non-finite number
+    "nonfinite": Look("non-finite", "NaN or inf first appears here", TINT["purple"], _P, 3.2, False,
+                      NONFINITE_TEXT),
     "backward_pass": Look("backward pass", "backward pass recorded by an outer tape", TINT["orange"], _O, 1.5, True),
     # what a player's step shows
     "forward": Look("forward", "op running (forward)", TINT["orange"], _O, 4.8, False),

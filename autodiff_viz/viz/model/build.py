@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from ... import events as ev
 from ...traces import check
+from . import nonfinite as _nonfinite
 from .fold import _collapse
 from .graph import (CONSTANT, NUMPY, OP, SKIPPED, VARIABLE, WATCHED, Edge, Gradient, GraphModel, Node, Tape)
 from .path import _mark_path, _prune
@@ -67,6 +68,7 @@ def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False
     if subscripts:
         _distinct_labels(model, b)
     _mark_path(model, b, target, sources, gradient)
+    _nonfinite.mark(model, events)
     if prune:
         _prune(model)
     if collapse:
