@@ -157,7 +157,7 @@ class _Writer:
             remarks = [esc(line, L.TITLE_LIMIT, "end") for r in said
                        for line in L.lines(L.shorten_words(r, L.LINE_LIMIT), 90, max_lines=4, wrap=True)]
             text = LEFT.join(_within(remarks, REMARKS_BUDGET, lambda k: f"… ({k} more lines)"))
-            tone = VERMILLION if any(n.broken for n in m.nodes) else GREY
+            tone = VERMILLION if any(n.broken or n.nonfinite for n in m.nodes) else GREY
             fill = TINT[VERMILLION] if tone == VERMILLION else LIGHT_GREY
             rows.append((f'align="left" balign="left" bgcolor="{fill}" border="1" color="{tone}" cellpadding="6"',
                          f'{text}<br align="left"/>'))
@@ -346,16 +346,12 @@ class _Writer:
                           (n.nonfinite and not n.broken, "nonfinite")):
             if flag:
                 self.present.add(key)
-        lk = _look.node_look(n.box, n.role)
+        lk = _look.node_look(n.box, n.role or ("nonfinite" if n.nonfinite and not n.broken else None))
         border, fill, style, shape = lk.border, lk.fill, dot_style(lk), _SHAPES.get(lk.cue, "box")
         fontcolor, penwidth = lk.text, lk.width
         peripheries = 2 if n.role in _look.MARKS and LOOKS[n.role].cue == "double" else 1
-        if n.role is None and n.on_path and n.kind in (M.OP, M.SCOPE):
+        if n.role is None and not n.nonfinite and n.on_path and n.kind in (M.OP, M.SCOPE):
             border, penwidth = LOOKS["path"].border, LOOKS["path"].width
-        if n.nonfinite and not n.broken:  # where a NaN or an inf first appeared
-            mark = LOOKS["nonfinite"]
-            border, penwidth, fill = mark.border, mark.width, mark.fill
-            style = "bold," + (style if "filled" in style else style + ",filled")
         if n.broken:  # filled and crossed: never mistaken for the target's thick border
             mark = LOOKS["broken"]
             border, penwidth, fill = mark.border, mark.width, mark.fill

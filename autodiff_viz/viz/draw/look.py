@@ -95,7 +95,8 @@ LOOKS = {
     "path": Look("path", "on the path target → sources", WHITE, _O, 2.6, False, cue="rounded"),
     "dimmed": Look("off the path", "not on that path", WHITE, DIM, 1.3, False, DIM, "rounded"),
     "broken": Look("broken", "where the gradient path breaks", TINT["vermillion"], _V, 3.2, False),
-    # a NaN or an inf: the op where one first appeared, and (its text colour) every non-finite number
+    # a NaN or an inf: the border of the op where one first appeared (the box keeps its fill; the fill
+    # here is the legend's), and its text colour for every non-finite number
     "nonfinite": Look("non-finite", "NaN or inf first appears here", TINT["purple"], _P, 3.2, False,
                       NONFINITE_TEXT),
     "backward_pass": Look("backward pass", "backward pass recorded by an outer tape", TINT["orange"], _O, 1.5, True),
@@ -109,7 +110,7 @@ LOOKS = {
 # What a player's box can be (the storyboard's ``box``), the marks over it (its ``role``), and the
 # moments of a step.
 PLAYER_BOXES = ("op", "variable", "variable_unwatched", "watched", "constant", "rule_op", "skipped", "numpy")
-MARKS = ("source", "target")
+MARKS = ("source", "target", "nonfinite")
 MOMENTS = ("forward", "backward", "received", "pending")
 
 CURVE_COLOURS = [PALETTE[c] for c in ("blue", "vermillion", "green", "purple", "orange", "sky")]

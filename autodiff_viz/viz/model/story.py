@@ -35,6 +35,7 @@ from ..._shape import broadcast_axes
 from ..text import labels as L
 from ..text import words as W
 from . import graph as M
+from . import nonfinite as _nonfinite
 from ..text.numbers import fmt_number, fmt_short, fmt_value, scalar
 
 
@@ -51,6 +52,8 @@ def _kind(n: M.Node) -> str:
 def _role(n: M.Node, targets: set, sources: set) -> str:
     if n._raw in targets and n.kind != M.NUMPY:
         return "target"
+    if n.nonfinite:  # a NaN or an inf first appeared here (the marks of draw.look.MARKS)
+        return "nonfinite"
     if n.is_leaf:
         return "source" if n.watched is not None or n._raw in sources else "constant"
     if n.kind in (M.SKIPPED, M.NUMPY):
@@ -138,6 +141,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     title = L.shorten(L.clean(title), L.TITLE_LIMIT, "end") if title else None
     board.step("start", title or "Forward and backward pass, step by step", lines=intro)
 
+    origins = {(o.phase, o.node): o for o in _nonfinite.origins(events)}
     panel: dict[int, dict] = {}   # node id -> {"terms": count, "total": text} (to know what is new)
     seen_ops: set[int] = set()
     consumed: set[int] = set()
@@ -159,6 +163,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             lines = [f"{e.op_type}({args})", f"= {fmt_value(e.value)}"]
             if e.shape:
                 lines.append(f"shape {tuple(e.shape)}, {e.dtype}")
+            if ("forward", e.node) in origins:
+                lines.append(_nonfinite.note(origins["forward", e.node]))
             if e.during is None:
                 fwd_count += 1
                 head = f"Forward {fwd_count}/{n_forward}: {shown[node.id]}"
@@ -213,6 +219,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 continue
             board.delta["order"].append([node.id, str(e.step)])
             lines, numbers = _rule_lines(op, e, label_of)
+            if ("backward", e.node) in origins:
+                lines.append(_nonfinite.note(origins["backward", e.node]))
             recv, acc_lines, totals = [], [], {}
             for j in _following(events, i, e.tape, e.node):
                 a = events[j]
@@ -306,6 +314,7 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
     u = scalar(up)
     numbers = {"upstream": u, "local": [], "sent": []}
     vals = [scalar(v) for v in op.in_values]
+    slopes = _nonfinite.local_values(op) if u is None else None  # a tensor's slopes, elementwise
     where = ", ".join(W.operand(i, label_of(tid), fmt_number(vals[i]) if vals[i] is not None else "")
                       for i, tid in enumerate(op.inputs))
     lines = [W.formula(op.op_type, expr) + (f"   with {where}" if where else ""),
@@ -318,8 +327,12 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
         if g is None:
             lines.append(W.nothing_sent(label_of(tid)))
             continue
+        local_text = None
+        if local is None and slopes is not None and sym and up is not None and \
+                tuple(up.shape) == tuple(g.shape) == slopes[i].shape:
+            local_text = fmt_value(ev.summarize(slopes[i].astype(g.dtype)))
         head, tail = W.rule_sentence(W.partial_name(expr, op.op_type, i), sym, local, fmt_value(up), fmt_value(g),
-                                     label_of(tid))
+                                     label_of(tid), local_text)
         lines += [head, "   " + tail] if head else [tail]
         shape = tuple(op.in_shapes[i]) if i < len(op.in_shapes) else None
         axes = stretched_axes(shape, tuple(up.shape)) if shape is not None and up is not None else ()

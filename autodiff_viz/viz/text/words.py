@@ -56,17 +56,23 @@ def operand(i: int, label: str, value: str = "") -> str:
     return f"{slot(i)} = {label}" + (f" = {value}" if value and value != label else "")
 
 
-def rule_sentence(partial: str, symbol, local, upstream: str, sent: str, to: str) -> tuple:
+def rule_sentence(partial: str, symbol, local, upstream: str, sent: str, to: str, local_text=None) -> tuple:
     """What a rule did for one input: ``(head, tail)``, written as two lines or joined with ``": "``.
 
     ``partial`` is :func:`partial_name`; ``symbol`` the partial derivative's
     formula (``b``) or ``None``; ``local`` its value (a float, ``None`` when not
     a scalar); ``upstream``, ``sent`` and ``to`` are texts.  Without a symbol
     (an op whose table entry has no ``show=``) the head is ``""``: only what
-    was sent is known, and nothing is invented.
+    was sent is known, and nothing is invented.  ``local_text``: a tensor's
+    local derivative, written (``[inf, 2.0]``), for an elementwise rule.
+
+    >>> rule_sentence("∂(log(a))/∂a", "1/a", None, "[0.0, -1.0]", "[nan, -2.0]", "p", "[inf, 2.0]")[1]
+    'sent [0.0, -1.0] × [inf, 2.0] = [nan, -2.0] → p'
     """
     if not symbol:
         return "", f"sent {sent} → {to}"
+    if local is None and local_text:
+        return f"{partial} = {symbol} = {local_text}", f"sent {upstream} × {local_text} = {sent} → {to}"
     if local is None:
         return f"{partial} = {symbol}", f"sent {sent} → {to}"
     return f"{partial} = {symbol} = {fmt_number(local)}", f"sent {upstream} × {fmt_number(local)} = {sent} → {to}"
