@@ -1,0 +1,212 @@
+"""NaN and inf traced to their origin, and ``explain`` beyond None, against the engine's real numbers.
+
+Every expected number is closed-form math (log 0 = -inf, 1/0 = inf, σ'(10) = σ(10)(1 − σ(10))...)
+computed here with NumPy, never copied from the package's output.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import autodiff_viz as ad
+from autodiff_viz.viz.model import nonfinite as nf
+from autodiff_viz.viz.model.build import build
+from autodiff_viz.viz.model.story import build_story, states
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the engine's NumPy warns on log(0), 1/0
+
+
+def traced(f, *values):
+    """Run ``f`` on watched constants inside a trace; (trace, tape, inputs, target, gradients)."""
+    xs = [ad.constant(v) for v in values]
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(xs)
+            y = f(*xs)
+        g = tape.gradient(y, xs)
+    return tr, tape, xs, y, g
+
+
+def cross_entropy(y, p):
+    return -ad.reduce_sum(y * ad.math.log(p))
+
+
+# ---------------------------------------------------------------------------
+# origins and causes
+# ---------------------------------------------------------------------------
+def test_log_of_zero_forward_and_zero_times_inf_backward():
+    tr, _, _, loss, (gy, gp) = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    assert math.isnan(float(loss))  # 0 · log 0 = 0 · (-inf) = NaN
+    np.testing.assert_array_equal(gp.numpy()[1:], [-1 / 0.5])
+    assert math.isnan(gp.numpy()[0])  # -y/p at y = 0, p = 0: 0 · inf
+    found = nf.origins(tr.events)
+    assert [(o.phase, o.op_type) for o in found] == [("forward", "Log"), ("backward", "Log")]
+    assert found[0].cause == "log of 0 is -inf"
+    assert found[1].cause.startswith("0 · inf") and "at a = 0" in found[1].cause
+    # the Mul that turned -inf into NaN is not an origin: its input was already not finite
+    assert all(o.op_type != "Mul" for o in found)
+
+
+@pytest.mark.parametrize("f, values, phase, op, words", [
+    (lambda x, y: x / y, (1.0, 0.0), "forward", "RealDiv", "division by 0"),
+    (lambda x: ad.sqrt(x), (0.0,), "backward", "Sqrt", "sqrt's slope at 0"),
+    (lambda x: ad.exp(x), (100.0,), "forward", "Exp", "overflow of exp"),
+    (lambda x: ad.math.log(x), (-1.0,), "forward", "Log", "log of a negative number is NaN"),
+    (lambda x: x * 1e30 * 1e30, (1.0,), "forward", "Mul", "overflow"),
+])
+def test_each_cause_is_named(f, values, phase, op, words):
+    tr, *_ = traced(f, *values)
+    found = [o for o in nf.origins(tr.events) if o.phase == phase]
+    assert found and found[0].op_type == op and words in found[0].cause, found
+
+
+def test_division_by_zero_backward_and_local_values():
+    tr, _, _, y, (ga, gb) = traced(lambda a, b: a / b, 1.0, 0.0)
+    assert float(ga) == math.inf and float(gb) == -math.inf  # 1/b and -a/b² at b = 0
+    back = [o for o in nf.origins(tr.events) if o.phase == "backward"]
+    assert back[0].cause == "division by 0: the slope 1/b is inf at b = 0"
+
+
+def test_finite_values_have_no_origin():
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.25, 0.5])
+    assert nf.origins(tr.events) == []
+
+
+def test_the_origin_is_marked_in_the_model_and_drawn_in_its_look():
+    from autodiff_viz.viz.draw.look import LOOKS, NONFINITE_TEXT
+
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    g = ad.viz.graph(tr)
+    marked = [n for n in g.model.nodes if n.nonfinite]
+    assert [n.op for n in marked] == ["Log"]
+    assert any("log of 0 is -inf" in t for t in marked[0].notes)
+    src = g.source
+    line = next(s for s in src.splitlines() if s.strip().startswith(f"n{marked[0].id} ["))
+    assert f'color="{LOOKS["nonfinite"].border}"' in line and f"penwidth={LOOKS['nonfinite'].width}" in line
+    assert "⚠ " in line
+    assert f'<font color="{NONFINITE_TEXT}"><b>= [nan, -0.6931]</b>' in src  # the Mul's value, log(0.5) = -0.6931
+    assert LOOKS["nonfinite"].says in src  # the legend says what the look means
+
+
+def test_the_backward_step_shows_the_local_derivative_before_the_product():
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    story = build_story(tr.events, build(tr.events, subscripts=True))
+    step = next(s for s in story["steps"] if s["phase"] == "backward" and s["title"].endswith("Log"))
+    assert "∂(log(a))/∂a = 1/a = [inf, 2.0]" in step["lines"]  # 1/0, 1/0.5
+    assert any(line.strip().startswith("sent [0.0, -1.0] × [inf, 2.0] = [nan, -2.0] → ") for line in step["lines"])
+    assert any(line.startswith("First NaN/inf of the backward pass: 0 · inf") for line in step["lines"])
+    roles = {n["label"]: n["role"] for n in story["nodes"]}
+    assert roles["Log"] == "nonfinite"
+    assert list(states(story))[-1]["results"][1].endswith(" = [nan, -2.0]")
+
+
+# ---------------------------------------------------------------------------
+# explain beyond None
+# ---------------------------------------------------------------------------
+def explained(f, *values, source=0):
+    tr, tape, xs, y, g = traced(f, *values)
+    return ad.viz.explain(tape, y, xs[source]), g[source]
+
+
+def test_explain_a_nan_gradient_names_its_origin_and_is_never_neutral():
+    from autodiff_viz.viz.draw.look import PALETTE
+
+    e, g = explained(cross_entropy, [0.0, 1.0], [0.0, 0.5], source=1)
+    assert math.isnan(g.numpy()[0])
+    assert e.reason == "not_finite"
+    assert e.sentences[0].startswith("The gradient is NaN: tape.gradient gave [nan, -2.0]")
+    assert any("0 · inf" in s and "Log" in s for s in e.sentences)
+    assert any("log of 0 is -inf" in s for s in e.sentences)
+    assert f'color="{PALETTE["vermillion"]}"' in e.graph.source.split("\n  n0 ")[0]  # the remarks' box
+
+
+def test_explain_an_inf_gradient():
+    e, g = explained(lambda x: ad.sqrt(x), 0.0)
+    assert float(g) == math.inf and e.reason == "not_finite"
+    assert e.sentences[0].startswith("The gradient is inf") and any("sqrt's slope at 0" in s for s in e.sentences)
+
+
+def test_explain_relu_below_zero():
+    e, g = explained(lambda x: ad.nn.relu(x), -2.0)
+    assert float(g) == 0.0 and e.reason == "zero"
+    assert "its input here is -2.0" in e.sentences[1]
+    assert [n.op for n in e.graph.model.nodes if n.broken] == ["Relu"]
+
+
+def test_explain_where_marks_the_branch_not_the_comparison():
+    e, g = explained(lambda x: ad.where(x > 5, x * x, 1.0), 3.0)
+    assert float(g) == 0.0 and e.reason == "zero"
+    assert [n.op for n in e.graph.model.nodes if n.broken] == ["SelectV2"]
+    assert "the condition was False" in e.sentences[0]
+
+
+def test_explain_saturation():
+    e, g = explained(lambda x: ad.sigmoid(x), 10.0)
+    s = 1 / (1 + math.exp(-10.0))
+    assert float(g) == pytest.approx(s * (1 - s), rel=1e-3)
+    assert e.reason == "tiny" and "saturated" in e.sentences[0]
+    assert f"slope is {float(g):.4g}".replace("e-05", "e-5") in e.sentences[0]
+
+
+def test_explain_a_product_of_many_small_slopes():
+    def chain(x):
+        for _ in range(10):
+            x = ad.sigmoid(x)
+        return x
+
+    e, g = explained(chain, 1.0)
+    # the closed form: the product of σ'(h_k) along the chain
+    h, expected = 1.0, 1.0
+    for _ in range(10):
+        s = 1 / (1 + math.exp(-h))
+        expected, h = expected * s * (1 - s), s
+    assert float(g) == pytest.approx(expected, rel=1e-4)
+    assert e.reason == "tiny" and "product of 10 local slopes below 1" in e.sentences[0]
+    assert sum(n.broken for n in e.graph.model.nodes) == 10
+
+
+def test_explain_a_target_that_sums():
+    e, g = explained(lambda x: x * x, [1.0, 2.0])
+    np.testing.assert_array_equal(g.numpy(), [2.0, 4.0])
+    assert e.reason == "sums" and "reduce_sum(target)" in e.sentences[0] and "jacobian" in e.sentences[1]
+
+
+def test_explain_after_a_second_call_on_a_spent_tape():
+    x = ad.constant(3.0)
+    with ad.trace():
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+            z = x * 3.0
+        assert float(tape.gradient(y, x)) == 6.0
+        with pytest.raises(RuntimeError):
+            tape.gradient(z, x)
+    e = ad.viz.explain(tape, z, x)
+    assert e.reason == "spent" and "persistent=True" in e.sentences[1]
+    assert ad.viz.explain(tape, y, x).reason == "connected"  # the call that was answered
+
+
+# ---------------------------------------------------------------------------
+# the picture, in a browser
+# ---------------------------------------------------------------------------
+def test_the_log_picture_in_chromium(tmp_path, browser):
+    from autodiff_viz.viz.draw.look import LOOKS, NONFINITE_TEXT
+
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    path = tmp_path / "log.svg"
+    ad.viz.graph(tr).save(path)
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    got = page.evaluate("""() => {
+            const g = [...document.querySelectorAll('g.node')].find(n => n.textContent.includes('⚠'));
+            const shape = g.querySelector('path, polygon');
+            const nan = [...document.querySelectorAll('text')].filter(t => /nan|inf/.test(t.textContent));
+            return {stroke: shape.getAttribute('stroke'), text: g.textContent,
+                    fills: [...new Set(nan.map(t => t.getAttribute('fill')))],
+                    box: g.getBoundingClientRect().width};
+        }""")
+    page.close()
+    assert got["stroke"].upper() == LOOKS["nonfinite"].border
+    assert "Log" in got["text"] and "log of 0 is -inf" in got["text"]
+    assert NONFINITE_TEXT.lower() in [f.lower() for f in got["fills"] if f]
+    assert got["box"] > 0
