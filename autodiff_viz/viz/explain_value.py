@@ -104,15 +104,16 @@ def _not_finite(d, value, path):
                  "everything computed from it (an optimizer step would write it into the variables)."]
     by_phase = {o.phase: o for o in reversed(found)}  # the first origin of each pass
     advice = None
-    for phase in ("backward", "forward"):
+    for phase in ("forward", "backward"):
         o = by_phase.get(phase)
         n = d.m.node_for(o.output) if o is not None else None
         if n is None:
             continue
         n.nonfinite = True
         what = "the gradient first became non-finite in its rule" if phase == "backward" else \
-            "its value was already non-finite in the forward pass"
-        sentences.append(f"At {n.label} ({o.op_type}) {what}: {o.cause}.")
+            "the forward pass made the first non-finite value"
+        at = n.label if n.label == o.op_type else f"{n.label} ({o.op_type})"
+        sentences.append(f"At {at} {what}: {o.cause}.")
         advice = advice or _ADVICE.get(o.op_type)
     if len(sentences) == 1:  # the values were not kept whole: say where it ends up at least
         d.tnode.mark(f"The gradient of this target is {kind}.")
