@@ -82,6 +82,7 @@ class Tensor:
 
     def numpy(self):
         """The value as a host NumPy array (a scalar for 0-d tensors, as in TF)."""
+        note_leave(self, "numpy()")
         v = _backend.to_numpy(self._value)
         return v[()] if v.ndim == 0 else v
 
@@ -95,6 +96,7 @@ class Tensor:
         return v.astype(dtype) if dtype is not None else v
 
     def __float__(self):
+        note_leave(self, "float()")
         return float(self._scalar("float()"))
 
     def __int__(self):

@@ -32,10 +32,10 @@ from .text.words import tape_name
 
 REASONS = ("connected", "python_number", "not_watched", "not_trainable", "not_read", "integer_dtype",
            "other_tape", "left_numpy", "stop_recording", "stop_gradient", "state", "not_on_tape",
-           "not_connected", "spent", "not_finite", "zero", "tiny", "sums")
+           "not_connected", "spent", "not_finite", "zero", "tiny", "detour", "sums")
 # What a mark means in the legend, where it does not mean that the path breaks.
 _MARK_LEGEND = {"connected": "a part that passes no gradient back", "zero": "where the gradient becomes 0",
-                "tiny": "where the gradient shrinks", "spent": "asked of a spent tape",
+                "tiny": "where the gradient shrinks", "detour": "a copy the tape cannot follow", "spent": "asked of a spent tape",
                 "sums": "a target that is summed", "not_finite": "where the gradient path breaks"}
 
 
@@ -273,6 +273,9 @@ class _Diagnosis:
         state = self.state_change()
         if state is not None:
             return state
+        detour = _why.variable_detour(self) if s["variable"] else None
+        if detour is not None:
+            return detour
         if s["variable"]:
             self.source_node().mark("No op on the tape read it.")
             return "not_read", [

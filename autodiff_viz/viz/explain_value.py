@@ -9,7 +9,10 @@ holding NaN or inf, with the op where it first appeared and its cause
 (``"not_finite"``, see :mod:`.model.nonfinite`); a gradient of exactly 0
 (``"zero"``: a relu below 0, the branch a ``where`` did not choose, a
 saturated sigmoid or tanh); a tiny one (``"tiny"``: saturation, or a product
-of many slopes below 1); a target that is not one number (``"sums"``).
+of many slopes below 1); a value of the source that came back as a constant through ``float()`` or
+``.numpy()`` (``"detour"``: the gradient is smaller than the math says); a
+target that is not one number (``"sums"``).  :func:`variable_detour` names
+``ad.constant(v.numpy() ** 2)`` on a variable as the NumPy detour it is.
 
 >>> import autodiff_viz as ad
 >>> x = ad.constant(-2.0)
@@ -32,6 +35,7 @@ from .. import events as ev
 from .model import graph as M
 from .model import nonfinite as _nf
 from .text.numbers import fmt_number, fmt_value
+from .text.words import leave_caption
 
 TINY = 1e-4        # a gradient whose largest magnitude is below this is called tiny
 SATURATED = 1e-2   # a sigmoid or tanh whose slope is below this is on its flat part
@@ -55,7 +59,7 @@ def _values(s: ev.Summary | None):
 def diagnose(d, value, path) -> tuple | None:
     """``(reason, sentences)`` for the gradient ``value`` (a summary, or ``None`` when unknown) along
     ``path`` (node ids on the gradient's path), for the ``explain`` diagnosis ``d``; ``None``: nothing to say."""
-    for ask in (_spent, _not_finite, _zero, _tiny, _sums):
+    for ask in (_spent, _not_finite, _zero, _tiny, _detour, _sums):
         answer = ask(d, value, path)
         if answer is not None:
             return answer
@@ -249,3 +253,82 @@ def _sums(d, value, path):
         f"(reduce_sum(target)){total}.",
         "Each element of the gradient adds up how every element of the target moves with that element of the "
         "source. For one gradient per element of the target, use tape.jacobian(target, source)."]
+
+
+def _leaves(d):
+    """The ``leave`` events of this tape, by the tensor that left."""
+    out = {}
+    for e in d.mine:
+        if isinstance(e, ev.Leave):
+            out.setdefault(e.tensor, e)
+    return out
+
+
+def _same(a: ev.Summary | None, b: ev.Summary | None) -> bool:
+    return a is not None and b is not None and a.complete and b.complete and tuple(a.shape) == tuple(b.shape) \
+        and a.head == b.head
+
+
+def _detour(d, value, path):
+    """A value computed from the source left through float()/.numpy() and came back as a constant."""
+    leaves = _leaves(d)
+    if not leaves:
+        return None
+    before = d.reach([d.snode.id])
+    into_target = d.reach([d.tnode.id], forward=False)
+    for n in d.m.nodes:
+        if n._raw not in leaves or n.id not in before or n.kind == M.NUMPY:
+            continue
+        left = leaves[n._raw]
+        copies = [c for c in d.m.nodes if c.kind == M.CONSTANT and c.id in into_target and _same(c.value, left.value)]
+        if not copies:
+            continue
+        copy = copies[0]
+        n.mark()
+        copy.mark(f"A copy of {n.label} made by {leave_caption(left.how)}: a constant to the tape.")
+        for e in d.m.edges:
+            if e.kind == "leave" and e.src == n.id:
+                e.broken = True
+        expected = _replay_through(d, copy._raw, n._raw)
+        said = [f"The gradient counts only part of how the target depends on {d.s_name}: {n.label} left the "
+                f"package through {leave_caption(left.how)}, and its value {fmt_value(left.value)} came back as a constant "
+                f"({copy.label}) that the tape cannot connect to {d.s_name}."]
+        if expected is not None and value is not None and fmt_value(expected) != fmt_value(value):
+            said.append(f"tape.gradient gave {fmt_value(value)}; through {n.label} itself it would be "
+                        f"{fmt_value(expected)}.")
+        said.append(f"Use {n.label} itself in the computation (x * x * x, not x * x * float(x)); take "
+                    "float() or .numpy() only of what you print.")
+        return "detour", said
+    return None
+
+
+def _replay_through(d, copy, original):
+    """The gradient had the constant ``copy`` been the tensor ``original`` (the events, rewired)."""
+    import dataclasses
+
+    from .model import source as _source
+
+    rewired = [dataclasses.replace(e, inputs=tuple(original if t == copy else t for t in e.inputs))
+               if isinstance(e, ev.Op) else e for e in d.events]
+    return _source.replay_gradient(rewired, d.t["id"], d.s["id"])
+
+
+def variable_detour(d):
+    """``(reason, sentences)`` when a variable no op read left through ``.numpy()``/``float()``; else ``None``."""
+    left = _leaves(d).get(d.s["id"])
+    if left is None:
+        return None
+    d.no_path()
+    node = d.source_node()
+    node.mark(f"Left through {leave_caption(left.how)}: the tape never saw it used.")
+    for e in d.m.edges:
+        if e.kind == "leave" and e.src == node.id:
+            e.broken = True
+    name = d.s_name
+    short = name.split("'")[1] if name.count("'") >= 2 else "v"
+    return "left_numpy", [
+        f"The gradient is None because {name} went around the tape: {leave_caption(left.how)} turned it into a plain "
+        f"number ({fmt_value(left.value)}), and what was computed from that number is a new constant to the tape.",
+        "A trainable variable is watched when an op on the tape reads it; here no op did, only NumPy.",
+        f"Compute with the package's ops on the variable itself: ad.square({short}), not "
+        f"ad.constant({short}.numpy() ** 2)."]

@@ -16,7 +16,7 @@ from ..model.nonfinite import finite
 from ..text import labels as L
 from ..text.numbers import FULL_ITEMS, fmt_lines, fmt_shape
 from ..text.numbers import fmt_value as _fmt_value
-from ..text.words import tape_name
+from ..text.words import leave_caption, tape_name
 from . import look as _look
 from .look import DIM, GREY, PALETTE
 
@@ -92,7 +92,7 @@ def label(w, n: M.Node) -> str:
             rows.append(f"{small}out {esc(shape, L.TITLE_LIMIT)}</font>")
     elif n.kind == M.NUMPY:
         rows.append('<b>left the package</b>')
-        rows.append('<font point-size="9">np.asarray: the tape stops here</font>')
+        rows.append(f'<font point-size="9">{esc(leave_caption(n.op or "numpy"))}: the tape stops here</font>')
     else:
         cue = "✗ " if n.broken else "⚠ " if n.nonfinite else ""  # a shape cue beside the colour
         title = f"<b>{cue}{esc_name(n.label)}</b>"

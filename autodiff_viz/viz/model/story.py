@@ -190,8 +190,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             board.delta["alive"].append(sink)
             board.step("forward", f"{label_of(e.tensor)} left the package", node=gid[sink],
                        edges=in_edges.get(sink, []),
-                       lines=[f"{label_of(e.tensor)} became a NumPy array ({e.how}): the tape cannot see what "
-                              "NumPy does with it,", "so gradients stop here."])
+                       lines=[f"{label_of(e.tensor)} {W.leave_words(e.how)}: the tape cannot see what "
+                              "is done with it,", "so gradients stop here."])
         elif kind == "gradient_begin":
             panel.clear()
             b = board.delta

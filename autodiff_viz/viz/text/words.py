@@ -88,3 +88,23 @@ def broadcast_sentence(name: str, shape, upstream, axes) -> str:
     where = f"axis {axes[0]}" if len(axes) == 1 else "axes " + ", ".join(str(a) for a in axes)
     return (f"{name} has shape {fmt_shape(tuple(shape))} and the upstream gradient {fmt_shape(tuple(upstream))}: "
             f"the tape sums over {where} to give the gradient of {name}.")
+
+
+# How a value left the package (a ``leave`` event's ``how``), as a sentence and as a box's caption.
+_LEFT = {"numpy": ("became a NumPy array (np.asarray)", "np.asarray"),
+         "numpy()": ("became a NumPy value (.numpy())", ".numpy()"),
+         "float()": ("became a Python float (float())", "float()")}
+
+
+def leave_words(how: str) -> str:
+    """``"became a Python float (float())"``: what a value that left the package became.
+
+    >>> leave_words("numpy"), leave_caption("float()")
+    ('became a NumPy array (np.asarray)', 'float()')
+    """
+    return _LEFT.get(how, (f"left the package ({how})",))[0]
+
+
+def leave_caption(how: str) -> str:
+    """The call a "left the package" box names (``np.asarray``, ``.numpy()``, ``float()``)."""
+    return _LEFT.get(how, (None, how))[1]
