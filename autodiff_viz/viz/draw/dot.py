@@ -41,6 +41,7 @@ from ..text import labels as L
 from ..text.words import call_name, tape_name
 from . import layout as _layout
 from ..model import graph as M
+from ..model.nonfinite import finite
 from ..model.source import UNTRACED_HINT
 from . import boxes as B
 from . import legend as _legend
@@ -396,7 +397,10 @@ class _Writer:
             self.edge_labels = True
             key = next((k for k, g in e.grads.items() if g is e.grad), None)
             who = f"{self.call_tag(key)} " if self.many_grads and key is not None else ""
-            attrs.append(f'label=<<font color="{_look.GRADIENT}">∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
+            text = f"∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}"
+            if not finite(e.grad):  # NaN and inf in their own look, as in the boxes
+                text = f'<font color="{_look.NONFINITE_TEXT}"><b>{text}</b></font>'
+            attrs.append(f'label=<<font color="{_look.GRADIENT}">{text}</font>>')
         attrs += [f'color="{color}"', f"penwidth={width}"]
         if style != "solid":
             attrs.append(f"style={style}")
