@@ -124,3 +124,76 @@ def test_the_log_picture_in_chromium(tmp_path, browser):
     assert "Log" in got["text"] and "log of 0 is -inf" in got["text"]
     assert NONFINITE_TEXT.lower() in [f.lower() for f in got["fills"] if f]
     assert got["box"] > 0
+
+
+def _rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+_TEXTS_JS = """(sel) => [...document.querySelectorAll(sel)].filter(t => t.textContent)
+    .map(t => ({text: t.textContent, fill: getComputedStyle(t).fill, weight: getComputedStyle(t).fontWeight}))"""
+
+
+def test_the_player_and_the_still_draw_nan_and_inf_in_their_own_look(tmp_path, browser):
+    from autodiff_viz.viz.draw.html import widget_html
+    from autodiff_viz.viz.draw.look import GRADIENT, LOOKS, NONFINITE_TEXT, player_width
+    from autodiff_viz.viz.draw.still import animation_svg
+
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    story = ad.viz.animate(tr, linked=False).data
+    last = len(story["steps"]) - 1
+    path = tmp_path / "nan.html"
+    path.write_text(widget_html("animate", story, title="nan"), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.goto(path.as_uri())
+    page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
+    page.fill(".adv-slider", str(last))
+    page.dispatch_event(".adv-slider", "input")
+    page.wait_for_function(f"document.querySelector('.adv').dataset.step === '{last}'")
+    texts = page.evaluate(_TEXTS_JS, ".adv-node .adv-val, .adv-node .adv-grad")
+    box = page.evaluate("""() => { const b = document.querySelector('.adv-role-nonfinite .adv-box');
+        return {stroke: getComputedStyle(b).stroke, width: parseFloat(getComputedStyle(b).strokeWidth)}; }""")
+    page.close()
+    odd = [t for t in texts if "nan" in t["text"] or "inf" in t["text"]]
+    plain = [t for t in texts if t not in odd]
+    assert {t["text"] for t in odd} >= {"= [-inf, -0.693]", "∂ [nan, -2.0]", "= nan"}
+    assert {t["fill"] for t in odd} == {_rgb(NONFINITE_TEXT)} and {t["weight"] for t in odd} == {"700"}
+    assert _rgb(GRADIENT) in {t["fill"] for t in plain} and _rgb(NONFINITE_TEXT) not in {t["fill"] for t in plain}
+    assert box["stroke"] == _rgb(LOOKS["nonfinite"].border)
+    assert box["width"] == pytest.approx(player_width(LOOKS["nonfinite"]), abs=0.01)
+
+    page = browser.new_page()
+    page.set_content(f"<!DOCTYPE html><html><body>{animation_svg(story)}</body></html>")
+    texts = page.evaluate(_TEXTS_JS, "text.v, text.g")
+    page.close()
+    odd = [t for t in texts if "nan" in t["text"] or "inf" in t["text"]]
+    assert odd and {t["fill"] for t in odd} == {_rgb(NONFINITE_TEXT)}
+    assert _rgb(NONFINITE_TEXT) not in {t["fill"] for t in texts if t not in odd}
+
+
+def test_the_frames_draw_nan_and_inf_in_their_own_look():
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from autodiff_viz.viz.draw.frames import FrameRenderer
+    from autodiff_viz.viz.draw.look import GRADIENT, LOOKS, NONFINITE_TEXT
+
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    story = ad.viz.animate(tr, linked=False).data
+    r = FrameRenderer(story, dpi=40)
+    try:
+        r.draw(len(story["steps"]) - 1)
+        colours = {}
+        for nd, box, _lab, val, grad, *_ in r.nodes:
+            for t, plain in ((val, "#000000"), (grad, GRADIENT)):
+                if t.get_text():
+                    odd = "nan" in t.get_text() or "inf" in t.get_text()
+                    colours[t.get_text()] = to_hex(t.get_color()).upper()
+                    assert to_hex(t.get_color()).upper() == (NONFINITE_TEXT if odd else plain), t.get_text()
+            if nd["role"] == "nonfinite":
+                assert to_hex(box.get_edgecolor()).upper() == LOOKS["nonfinite"].border
+        assert colours["∂ [nan, -2.0]"] == NONFINITE_TEXT
+    finally:
+        plt.close("all")

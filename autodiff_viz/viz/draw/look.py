@@ -273,6 +273,7 @@ def css_rules() -> str:
             out.append(f".adv-role-{role} .adv-ring {{ display: inline; stroke: {_var('', role)}; "
                        f"stroke-width: {player_width(LOOKS['op']):g}; }}\n")
     out.append(".adv-grad { fill: var(--adv-gradient); }\n")
+    out.append(f".adv-node .adv-nonfinite-text {{ fill: {_var('text-', 'nonfinite')}; font-weight: 700; }}\n")
     lk = LOOKS["received"]
     out.append(f".adv-recv .adv-box {{ stroke: {_var('', 'received')}; stroke-width: {player_width(lk):g}; "
                f"stroke-dasharray: {PLAYER_DASH if lk.dash else 'none'}; }}\n")
