@@ -142,3 +142,17 @@ def test_a_float_of_an_unwatched_tensor_leaves_no_trace():
     assert not [e for e in tr.events if e.kind == "leave"]
 
 
+
+
+def test_explain_after_a_second_call_on_a_spent_tape_without_a_trace():
+    """A bare tape remembers which call spent it (no values), so the refused one is told apart."""
+    x = ad.constant(3.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+        z = x * 3.0
+    assert float(tape.gradient(y, x)) == 6.0
+    with pytest.raises(RuntimeError):
+        tape.gradient(z, x)
+    assert ad.viz.explain(tape, z, x).reason == "spent"
+    assert ad.viz.explain(tape, y, x).reason == "connected"
