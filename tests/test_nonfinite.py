@@ -197,3 +197,34 @@ def test_the_frames_draw_nan_and_inf_in_their_own_look():
         assert colours["∂ [nan, -2.0]"] == NONFINITE_TEXT
     finally:
         plt.close("all")
+
+
+def _parse(text):
+    return np.array([float(v) for v in text.strip("[]").split(", ")])
+
+
+@pytest.mark.parametrize("f, values", [
+    (lambda a, b: a ** b, ([0.0, 2.0, -1.0], [2.0, 2.0, 2.0])),
+    (lambda a: ad.sqrt(a) * a, ([0.0, 4.0],)),
+    (lambda a: ad.nn.relu(a) * 3.0, ([-1.0, 0.0, 2.0],)),
+    (lambda a, b: a / b, ([1.0, 0.0, 3.0], [0.0, 0.0, 2.0])),
+    (lambda a: ad.exp(a) + ad.math.log(a), ([0.0, 100.0],)),
+    (lambda a: ad.tanh(a) * ad.sigmoid(a), ([-30.0, 0.0, 30.0],)),
+])
+def test_every_written_product_is_true(f, values):
+    """Each "sent U × L = G" line the player writes holds element by element (NaN equal to NaN)."""
+    tr, *_ = traced(f, *values)
+    story = build_story(tr.events, build(tr.events, subscripts=True))
+    checked = 0
+    for step in story["steps"]:
+        for line in step["lines"]:
+            line = line.strip()
+            if line.startswith("sent [") and " × [" in line:
+                up, rest = line[len("sent "):].split(" × ")
+                local, sent = rest.split(" = ")
+                sent = sent.split(" → ")[0]
+                with np.errstate(all="ignore"):
+                    product = _parse(up) * _parse(local)
+                np.testing.assert_allclose(product, _parse(sent), rtol=2e-3, equal_nan=True, err_msg=line)
+                checked += 1
+    assert checked >= 1

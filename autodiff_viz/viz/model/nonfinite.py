@@ -51,16 +51,25 @@ class Origin(NamedTuple):
     index: Optional[int] = None
 
 
+def _numbers(s: ev.Summary):
+    """The floats a summary shows (a complex value as its two parts)."""
+    for v in (s.min, s.max, s.mean, *s.head):
+        if isinstance(v, complex):
+            yield from (v.real, v.imag)
+        elif v is not None:
+            yield float(v)
+
+
 def finite(s: ev.Summary | None) -> bool:
     """False when the summary shows a NaN or an inf (``None``, unknown, counts as finite)."""
     if s is None or s.size == 0 or s.dtype.startswith(("int", "uint", "bool")):
         return True
-    return all(v is None or math.isfinite(v) for v in (s.min, s.max, s.mean, *s.head))
+    return all(math.isfinite(v) for v in _numbers(s))
 
 
 def what(s: ev.Summary | None) -> str:
     """``"NaN"``, ``"inf"`` or ``"NaN and inf"``: what a non-finite summary holds."""
-    vals = [v for v in (s.min, s.max, s.mean, *s.head) if v is not None]
+    vals = list(_numbers(s))
     nan = any(math.isnan(v) for v in vals)
     inf = any(math.isinf(v) for v in vals)
     return "NaN and inf" if nan and inf else "NaN" if nan else "inf"
@@ -177,8 +186,13 @@ def local_values(op: ev.Op) -> list | None:
     y = _array(op.value)
     if any(x is None for x in a) or y is None:
         return None
-    with np.errstate(all="ignore"):
-        return [np.broadcast_to(np.asarray(v, dtype=np.float64), y.shape) for v in entry[1](a, y)]
+    if any(np.iscomplexobj(x) for x in (*a, y)):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            return [np.broadcast_to(np.asarray(v, dtype=np.float64), y.shape) for v in entry[1](a, y)]
+    except ValueError:  # shapes the table's formulas do not fit (not elementwise after all)
+        return None
 
 
 def _backward_cause(op: ev.Op, step: ev.BackwardStep, i: int) -> str:

@@ -30,6 +30,8 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ... import events as ev
 from ..._shape import broadcast_axes
 from ..text import labels as L
@@ -327,10 +329,7 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
         if g is None:
             lines.append(W.nothing_sent(label_of(tid)))
             continue
-        local_text = None
-        if local is None and slopes is not None and sym and up is not None and \
-                tuple(up.shape) == tuple(g.shape) == slopes[i].shape:
-            local_text = fmt_value(ev.summarize(slopes[i].astype(g.dtype)))
+        local_text = _local_text(slopes, i, up, g) if local is None and sym else None
         head, tail = W.rule_sentence(W.partial_name(expr, op.op_type, i), sym, local, fmt_value(up), fmt_value(g),
                                      label_of(tid), local_text)
         lines += [head, "   " + tail] if head else [tail]
@@ -339,6 +338,21 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
         if axes and tuple(g.shape) == shape:
             lines.append(W.broadcast_sentence(label_of(tid), shape, up.shape, axes))
     return lines, numbers
+
+
+def _local_text(slopes, i, up, g):
+    """Input ``i``'s local derivative written out (``[inf, 2.0]``), only where upstream × it is what the rule
+    sent, element by element: a rule that treats a point apart (a where inside it) is never misquoted."""
+    if slopes is None or i >= len(slopes) or up is None or not up.complete or not g.complete:
+        return None
+    local = slopes[i]
+    if not tuple(up.shape) == tuple(g.shape) == local.shape:
+        return None
+    with np.errstate(all="ignore"):
+        product = up.array() * local
+    if not np.allclose(product, g.array(), rtol=1e-3, atol=1e-6, equal_nan=True):
+        return None
+    return fmt_value(ev.summarize(local.astype(g.dtype)))
 
 
 def stretched_axes(shape: tuple, upstream: tuple) -> tuple:
