@@ -156,3 +156,15 @@ def test_explain_after_a_second_call_on_a_spent_tape_without_a_trace():
         tape.gradient(z, x)
     assert ad.viz.explain(tape, z, x).reason == "spent"
     assert ad.viz.explain(tape, y, x).reason == "connected"
+
+
+def test_the_package_reading_a_value_is_no_detour():
+    """boolean_mask reads its mask's values itself: nothing left the package, no box says so."""
+    x = ad.constant([1.0, -2.0, 3.0])
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = ad.reduce_sum(ad.boolean_mask(x, x > 0))
+        g = tape.gradient(y, x)
+    np.testing.assert_array_equal(g.numpy(), [1.0, 0.0, 1.0])
+    assert not [e for e in tr.events if e.kind == "leave"]

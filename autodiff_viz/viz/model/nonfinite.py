@@ -61,8 +61,17 @@ def _numbers(s: ev.Summary):
 
 
 def finite(s: ev.Summary | None) -> bool:
-    """False when the summary shows a NaN or an inf (``None``, unknown, counts as finite)."""
-    if s is None or s.size == 0 or s.dtype.startswith(("int", "uint", "bool")):
+    """False when the summary shows a NaN or an inf (``None``, unknown, counts as finite).
+
+    The minimum and maximum say it for the whole array, kept values or not: NumPy's ``min`` and
+    ``max`` are NaN when any element is, and an inf is one of them.
+    """
+    if s is None or s.size == 0:
+        return True
+    lo, hi = s.min, s.max
+    if type(lo) is float and type(hi) is float:  # the common case, without a generator
+        return math.isfinite(lo) and math.isfinite(hi)
+    if isinstance(lo, (int, bool)) and isinstance(hi, (int, bool)):
         return True
     return all(math.isfinite(v) for v in _numbers(s))
 
