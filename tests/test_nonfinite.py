@@ -228,3 +228,22 @@ def test_every_written_product_is_true(f, values):
                 np.testing.assert_allclose(product, _parse(sent), rtol=2e-3, equal_nan=True, err_msg=line)
                 checked += 1
     assert checked >= 1
+
+
+def test_a_folded_scope_shows_the_origin_inside_it():
+    from autodiff_viz.viz.draw.look import LOOKS
+
+    y = ad.constant([0.0, 1.0])
+    p = ad.constant([0.0, 0.5])
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(p)
+            with ad.name_scope("logs"):
+                logs = ad.math.log(p) * 1.0
+            loss = -ad.reduce_sum(y * logs)
+        tape.gradient(loss, p)
+    g = ad.viz.graph(tr, collapse=True)
+    (box,) = [n for n in g.model.nodes if n.kind == "scope"]
+    assert box.nonfinite and "Log" in box.op_types
+    line = next(s for s in g.source.splitlines() if s.strip().startswith(f"n{box.id} ["))
+    assert f'color="{LOOKS["nonfinite"].border}"' in line and "⚠ logs" in line

@@ -82,7 +82,7 @@ def label(w, n: M.Node) -> str:
     sub = DIM if dim else GREY
     small = f'<font point-size="9" color="{sub}">'
     if n.kind == M.SCOPE:
-        rows.append(f"<b>{esc_name(n.label)}</b>")
+        rows.append(f"<b>{'⚠ ' if n.nonfinite else ''}{esc_name(n.label)}</b>")
         types = ", ".join(L.shorten(L.clean(t), 24) for t in n.op_types[:4])
         types = esc(types + (", …" if len(n.op_types) > 4 else ""), where="end")
         if n.members:  # a folded middle may hold only inputs
