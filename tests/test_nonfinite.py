@@ -53,6 +53,11 @@ def test_log_of_zero_forward_and_zero_times_inf_backward():
     (lambda x: ad.exp(x), (100.0,), "forward", "Exp", "overflow of exp"),
     (lambda x: ad.math.log(x), (-1.0,), "forward", "Log", "log of a negative number is NaN"),
     (lambda x: x * 1e30 * 1e30, (1.0,), "forward", "Mul", "overflow"),
+    (lambda x: x * 1e30 * 1e30, (1.0,), "backward", "Mul", "overflow: the upstream gradient times the slope b"),
+    (lambda x: ad.sqrt(x), (-1.0,), "forward", "Sqrt", "sqrt of a negative number is NaN"),
+    (lambda x: ad.sqrt(x), (-1.0,), "backward", "Sqrt", "sqrt of a negative number: sqrt's slope 1/(2√a) is NaN "
+                                                       "at a = -1"),
+    (lambda x: ad.exp(x) * 0.0, (100.0,), "backward", "Exp", "0 · inf: exp's slope exp(a) is inf"),
 ])
 def test_each_cause_is_named(f, values, phase, op, words):
     tr, *_ = traced(f, *values)

@@ -208,28 +208,35 @@ def _backward_cause(op: ev.Op, step: ev.BackwardStep, i: int) -> str:
     slopes = local_values(op)
     up = _array(step.upstream)
     slope_words = slope_name(op.op_type, i)
-    if slopes is not None and i < len(slopes):
-        local = slopes[i]
-        bad = ~np.isfinite(local)
-        if np.any(bad):
-            a = _array(op.in_values[0])
-            at = ""
-            if a is not None and a.shape == local.shape and op.op_type in ("Log", "Sqrt", "Log1p"):
-                at = f" at a = {_plain(a[bad].reshape(-1)[0])}"
-            elif op.op_type == "RealDiv":
-                at = " at b = 0"
-            kind = {"Log": "division by 0", "Log1p": "division by 0", "RealDiv": "division by 0",
-                    "Exp": "overflow of exp"}.get(op.op_type, "an infinite slope")
-            if op.op_type == "Sqrt":
-                return f"sqrt's slope at 0: 1/(2√a) is inf{at}" + (
-                    ", times an upstream gradient of 0 gives NaN (0 · inf)" if _zero_at(up, bad) else "")
-            if _zero_at(up, bad):
-                return f"0 · inf: {slope_words} is inf{at}, and the upstream gradient there is 0"
-            return f"{kind}: {slope_words} is {'inf' if np.any(np.isinf(local)) else 'NaN'}{at}"
+    if slopes is None or i >= len(slopes):
+        return f"{op.op_type}'s rule gave {what(step.grads[i])} from finite numbers"
+    local = slopes[i]
+    bad = ~np.isfinite(local)
+    if not np.any(bad):
         if op.op_type == "Exp":
             return "overflow of exp: the slope exp(a) times the upstream gradient is too large"
         return f"overflow: the upstream gradient times {slope_words} is larger than {_largest(op.dtype)}"
-    return f"{op.op_type}'s rule gave {what(step.grads[i])} from finite numbers"
+    first = tuple(np.argwhere(bad)[0])
+    slope_is = "NaN" if np.isnan(local[first]) else "inf"
+    a = _array(op.in_values[0])
+    a0 = float(a[first]) if a is not None and a.shape == local.shape else None
+    if op.op_type == "Sqrt" and a0 is not None and a0 < 0:  # (log's slope 1/a stays finite below 0)
+        slope = f"sqrt of a negative number: {slope_words} is NaN at a = {_plain(a0)}"
+    elif op.op_type == "Sqrt":
+        slope = "sqrt's slope at 0: 1/(2√a) is inf at a = 0"
+    elif op.op_type in ("Log", "Log1p"):
+        slope = f"division by 0: {slope_words} is inf" + (f" at a = {_plain(a0)}" if a0 is not None else "")
+    elif op.op_type == "RealDiv":
+        slope = f"division by 0: {slope_words} is {slope_is} at b = 0"
+    elif op.op_type == "Exp":
+        slope = f"overflow of exp: {slope_words} is inf"
+    else:
+        slope = f"{slope_words} is {slope_is}"
+    if not _zero_at(up, bad):
+        return slope
+    if slope_is == "inf":  # the log's case keeps its short form: "0 · inf: log's slope 1/a is inf at a = 0, ..."
+        return f"0 · inf: {slope.split(': ', 1)[-1]}, and the upstream gradient there is 0"
+    return f"0 · NaN: {slope}, and the upstream gradient there is 0 (0 · NaN is NaN)"
 
 
 def _zero_at(up, where) -> bool:
