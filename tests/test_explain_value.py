@@ -111,3 +111,12 @@ def test_the_package_reading_a_value_is_no_detour():
         g = tape.gradient(y, x)
     np.testing.assert_array_equal(g.numpy(), [1.0, 0.0, 1.0])
     assert not [e for e in tr.events if e.kind == "leave"]
+
+
+def test_explain_a_zero_from_a_rule_names_the_rule():
+    e, g = explained(lambda x, c: x * c + 1.0, 3.0, 0.0)
+    assert float(g) == 0.0  # d(x·c + 1)/dx = c = 0
+    assert e.reason == "zero"
+    assert e.sentences[0] == ("The gradient is 0 because the rule of Mul sent 0 to x, from an upstream gradient of "
+                              "1.0: its partial derivative ∂(a · b)/∂a = b is 0 here.")
+    assert [n.op for n in e.graph.model.nodes if n.broken] == ["Mul"]

@@ -8,7 +8,7 @@ order: a second ``gradient()`` on a spent tape (``"spent"``); a gradient
 holding NaN or inf, with the op where it first appeared and its cause
 (``"not_finite"``, see :mod:`.model.nonfinite`); a gradient of exactly 0
 (``"zero"``: a relu below 0, the branch a ``where`` did not choose, a
-saturated sigmoid or tanh); a tiny one (``"tiny"``: saturation, or a product
+saturated sigmoid or tanh, or the first rule that sent 0); a tiny one (``"tiny"``: saturation, or a product
 of many slopes below 1); a value of the source that came back as a constant through ``float()`` or
 ``.numpy()`` (``"detour"``: the gradient is smaller than the math says); a
 target that is not one number (``"sums"``).  :func:`variable_detour` names
@@ -35,7 +35,7 @@ from .. import events as ev
 from .model import graph as M
 from .model import nonfinite as _nf
 from .text.numbers import fmt_number, fmt_value
-from .text.words import leave_caption
+from .text.words import leave_caption, partial_name
 
 TINY = 1e-4        # a gradient whose largest magnitude is below this is called tiny
 SATURATED = 1e-2   # a sigmoid or tanh whose slope is below this is on its flat part
@@ -159,6 +159,36 @@ def _zero(d, value, path):
     sat = _saturated(d, path)
     if sat:
         return "zero", sat
+    return _zero_rule(d, path)
+
+
+def _zero_rule(d, path):
+    """The first rule on the path (in the backward pass) that sent exactly 0 from an upstream that was not."""
+    ops = {}
+    for e in d.mine:
+        if isinstance(e, ev.Op):
+            ops.setdefault(e.node, e)
+    for e in d.mine:
+        if not isinstance(e, ev.BackwardStep):
+            continue
+        n = d.m.node_for(e.output)
+        up = _values(e.upstream)
+        if n is None or n.id not in path or up is None or not np.any(up != 0):
+            continue
+        for edge in d.m.inputs_of(n.id):
+            g = _values(e.grads[edge.index]) if edge.index < len(e.grads) else None
+            if edge.src in path and g is not None and not np.any(g != 0):
+                op = ops.get(e.node)
+                to = d.m.node(edge.src).label
+                n.mark(f"Its rule sent 0 to {to}.")
+                partial = op.partials[edge.index] if op is not None and edge.index < len(op.partials) else ""
+                why = (f"its partial derivative {partial_name(op.formula, op.op_type, edge.index)} = {partial} is "
+                       "0 here" if partial else "its local slope is 0 here")
+                who = n.label if n.label == e.op_type else f"{n.label} ({e.op_type})"
+                return "zero", [
+                    f"The gradient is 0 because the rule of {who} sent 0 to {to}, from an upstream gradient of "
+                    f"{fmt_value(e.upstream)}: {why}.",
+                    "Every gradient that reaches the source through it is multiplied by that 0."]
     return None
 
 
