@@ -120,3 +120,47 @@ def test_explain_a_zero_from_a_rule_names_the_rule():
     assert e.sentences[0] == ("The gradient is 0 because the rule of Mul sent 0 to x, from an upstream gradient of "
                               "1.0: its partial derivative ∂(a · b)/∂a = b is 0 here.")
     assert [n.op for n in e.graph.model.nodes if n.broken] == ["Mul"]
+
+
+def test_explain_a_float_detour_says_what_the_gradient_would_be():
+    x = ad.constant(3.0)
+    with ad.trace():
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x * float(x)
+        g = tape.gradient(y, x)
+    assert float(g) == 2 * 3.0 * 3.0  # d(x² · c)/dx = 2xc with c = 3 a constant: 18, not 3x² = 27
+    e = ad.viz.explain(tape, y, x)
+    assert e.reason == "detour"
+    assert "left the package through float(), and its value 3.0 came back as a constant" in e.sentences[0]
+    assert e.sentences[1] == "tape.gradient gave 18.0; through x itself it would be 27.0."
+    marked = {n.label for n in e.graph.model.nodes if n.broken}
+    assert marked == {"x", "const"}
+    box = next(n for n in e.graph.model.nodes if n.kind == "numpy")
+    assert box.op == "float()" and "float(): the tape stops here" in e.graph.source
+
+
+def test_explain_a_numpy_detour_of_a_variable():
+    v = ad.Variable(3.0, name="v")
+    with ad.trace():
+        with ad.GradientTape() as tape:
+            y = ad.constant(v.numpy() ** 2)
+        assert tape.gradient(y, v) is None
+    e = ad.viz.explain(tape, y, v)
+    assert e.reason == "left_numpy"
+    assert e.sentences[0].startswith("The gradient is None because variable 'v' went around the tape: .numpy() "
+                                     "turned it into a plain number (3.0)")
+    assert {n.label for n in e.graph.model.nodes if n.broken} == {"v"}
+
+
+def test_a_float_of_an_unwatched_tensor_leaves_no_trace():
+    """Only tensors a tape follows (and trainable variables it would watch) are noted: printing a
+    constant's float() changes no picture."""
+    c = ad.constant(2.0)
+    x = ad.constant(1.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * float(c)
+        tape.gradient(y, x)
+    assert not [e for e in tr.events if e.kind == "leave"]
