@@ -398,9 +398,11 @@ _new_op = object.__new__
 
 
 def note_leave(tensor, how) -> None:
-    """A watched tensor became a NumPy array: every tape that watches it notes it."""
+    """A watched tensor became a NumPy array: every tape that watches it notes it (and every recording
+    tape that would watch a trainable variable on read: ``v.numpy()`` is a detour around it)."""
+    variable = getattr(tensor, "_is_variable", False) and getattr(tensor, "trainable", False)
     for tape in state.tapes:
-        if not tape._spent and tensor._id in tape._live:
+        if not tape._spent and (tensor._id in tape._live or (variable and tape._recording and tape._auto)):
             tape._note("leave", tensor=tensor, how=how)
 
 

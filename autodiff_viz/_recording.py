@@ -589,8 +589,10 @@ def from_tape(tape) -> Trace:
     tensors as ``watch`` events, and its notes (``leave``, ``state``,
     ``op_skipped``).  Upstream gradients are not known this way: open a
     :func:`trace` around the computation to see the backward pass.  A
-    non-persistent tape whose ``gradient()`` has run has freed its records:
-    only its watched variables and notes remain (open a trace to keep it all).
+    non-persistent tape whose ``gradient()`` has run has freed its records'
+    values: its ops, watched variables and notes remain, with the call that
+    spent it (a ``gradient_begin`` naming its targets and sources, without
+    values), so a later, refused call can be told apart (open a trace to keep it all).
     """
     events: list[Event] = []
 
@@ -633,6 +635,10 @@ def from_tape(tape) -> Trace:
             cls, fields = notes[kind]
             add(cls, **fields(info))
     if spent and not tape._persistent:
+        known = {e.output for e in events if isinstance(e, Op)} | {e.tensor for e in events if isinstance(e, Watch)}
+        asked = getattr(tape, "_asked", None)
+        if asked and set(asked[0]) | set(asked[1]) <= known:  # the call that spent it (no values: none were kept)
+            add(GradientBegin, targets=asked[0], sources=asked[1])
         add(GradientEnd, spent=True)
     return Trace(events)
 

@@ -73,6 +73,7 @@ class GradientTape:
         self._parent = None
         self._traces: list = []  # the ad.trace()s that saw this tape: it keeps them alive, the package doesn't
         self._entered = False    # TF makes its tape at the first `with`; before that watch() and gradient() fail
+        self._asked = None       # (target ids, source ids) of the gradient() call that spent it, for from_tape
 
     # -- context --------------------------------------------------------------
     def __enter__(self):
@@ -172,6 +173,7 @@ class GradientTape:
         self._variables = {}
         self._notes = []
         self._spent = False
+        self._asked = None
         if LISTENING[0]:
             emit("tape_reset", tape=self)
 
@@ -199,6 +201,8 @@ class GradientTape:
         zero = _unconnected(unconnected_gradients)
         flat_targets = _as_tensors(_nest.flatten(target), "target")
         flat_sources = _as_tensors(_nest.flatten(sources), "source")
+        if not self._persistent:  # what the one call was asked: explain tells a later, refused call apart
+            self._asked = (tuple(t._id for t in flat_targets), tuple(s._id for s in flat_sources))
         ogs = _output_gradients(output_gradients, flat_targets)
         for t in flat_targets:
             if not _floating(t):

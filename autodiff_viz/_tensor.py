@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import operator
+import sys as _sys
 import threading
 
 import numpy as _np
@@ -82,6 +83,8 @@ class Tensor:
 
     def numpy(self):
         """The value as a host NumPy array (a scalar for 0-d tensors, as in TF)."""
+        if _from_user():
+            note_leave(self, "numpy()")
         v = _backend.to_numpy(self._value)
         return v[()] if v.ndim == 0 else v
 
@@ -95,6 +98,8 @@ class Tensor:
         return v.astype(dtype) if dtype is not None else v
 
     def __float__(self):
+        if _from_user():
+            note_leave(self, "float()")
         return float(self._scalar("float()"))
 
     def __int__(self):
@@ -215,6 +220,13 @@ def _wrap_with_id(value, ident) -> EagerTensor:
     t._value = value
     t._id = ident
     return t
+
+
+def _from_user() -> bool:
+    """Whether the caller of the method that calls this is outside the package: the package's own ops read
+    values (an axis, a mask) without the value leaving anything."""
+    caller = _sys._getframe(2).f_globals.get("__name__", "")
+    return not (caller == "autodiff_viz" or caller.startswith("autodiff_viz."))
 
 
 class ResourceVariable(Tensor):

@@ -170,6 +170,18 @@ def forward_mode():
     return viz.graph(tr, names=names)
 
 
+def nan_from_log():
+    """A NaN gradient traced to its log: -Σ y·log p with p = [0, 0.5] (log 0 = -inf, then 0 · inf)."""
+    y = ad.constant([0.0, 1.0])
+    p = ad.constant([0.0, 0.5])
+    with ad.trace(), np.errstate(divide="ignore", invalid="ignore"):
+        with ad.GradientTape() as tape:
+            tape.watch(p)
+            loss = -ad.reduce_sum(y * ad.math.log(p))
+        tape.gradient(loss, p)
+    return viz.explain(tape, loss, p)
+
+
 EXAMPLES = {
     "square": square,
     "second-derivative": second_derivative,
@@ -183,6 +195,7 @@ EXAMPLES = {
     "none-stop-recording": none_stop_recording,
     "none-not-connected": none_not_connected,
     "forward-mode": forward_mode,
+    "nan-from-log": nan_from_log,
 }
 
 

@@ -326,3 +326,130 @@ with ad.GradientTape() as tape:
 zeros = tape.gradient(z, x, unconnected_gradients=ad.UnconnectedGradients.ZERO)
 print(zeros)
 np.testing.assert_array_equal(zeros.numpy(), [0.0, 0.0])
+
+# %% [markdown]
+# ## NaN, zero and vanishing gradients
+#
+# A gradient that is not `None` can still be useless: **NaN** or **inf** (one bad number, and every update
+# after it is bad too), exactly **0** (nothing learns), or **tiny** (almost nothing learns). `explain` answers
+# these as it answers `None`: what the number is, which op made it so, and why.
+#
+# ### NaN: traced to its origin
+#
+# Cross-entropy `-Σ y·log p` with a predicted probability of exactly 0. `log 0 = -inf`, and `0 · (-inf)` is NaN.
+
+# %%
+y_true = ad.constant([0.0, 1.0])
+p = ad.constant([0.0, 0.5])
+with ad.trace() as tr_nan, np.errstate(divide="ignore", invalid="ignore"):
+    with ad.GradientTape() as tape:
+        tape.watch(p)
+        loss = -ad.reduce_sum(y_true * ad.math.log(p))
+    g_nan = tape.gradient(loss, p)
+print(loss, g_nan)
+assert np.isnan(float(loss)) and np.isnan(g_nan.numpy()[0]) and g_nan.numpy()[1] == -1 / 0.5
+why_nan = ad.viz.explain(tr_nan, loss, p)
+assert why_nan.reason == "not_finite"
+print(why_nan.message)
+why_nan
+
+# %% [markdown]
+# *Picture description:* the box at the top is vermillion, not grey: the gradient is NaN. `p` (value [0.0, 0.5])
+# feeds `Log`, drawn with a thick purple border and a ⚠ before its name: there the first NaN/inf appeared. Its
+# value [-inf, -0.6931] is written in bold purple, as every NaN and inf in the picture is: `Mul` = [nan, -0.6931],
+# `Sum` = nan, `loss` = nan, and `p`'s gradient ∂ [nan, -2.0]. The notes under `Log` give both causes: in the
+# forward pass, log of 0 is -inf; in the backward pass, log's slope 1/a is inf at a = 0, and the upstream gradient
+# there is 0, so 0 · inf. The legend says what the purple border means: "NaN or inf first appears here".
+#
+# The step-by-step player shows the local derivative before the product, so you see where the inf comes from:
+
+# %%
+steps = ad.viz.animate(tr_nan, linked=False).data["steps"]
+log_step = next(s for s in steps if s["phase"] == "backward" and s["title"].endswith("Log"))
+print("\n".join(log_step["lines"]))
+assert "∂(log(a))/∂a = 1/a = [inf, 2.0]" in log_step["lines"]
+
+# %% [markdown]
+# The cure is to keep `log` away from 0 (or to compute the loss from logits with a stable formula, as
+# `ad.nn.softmax_cross_entropy_with_logits` does):
+
+# %%
+with ad.GradientTape() as tape:
+    tape.watch(p)
+    safe = -ad.reduce_sum(y_true * ad.math.log(ad.clip_by_value(p, 1e-7, 1.0)))
+g_safe = tape.gradient(safe, p)
+print(g_safe)
+assert np.all(np.isfinite(g_safe.numpy())) and g_safe.numpy()[1] == -1 / 0.5
+
+# %% [markdown]
+# ### Zero: a relu below 0, and the branch `where` did not choose
+#
+# A gradient of exactly 0 is a true derivative, but it teaches nothing. `relu` is flat below 0; `where` sends
+# the gradient only into the branch it chose.
+
+# %%
+x = ad.constant(3.0)
+with ad.trace() as tr_where:
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = ad.where(x > 5, x * x, 1.0)
+    g_where = tape.gradient(y, x)
+print(g_where)
+assert float(g_where) == 0.0
+why_where = ad.viz.explain(tr_where, y, x)
+assert why_where.reason == "zero"
+print(why_where.message)
+why_where
+
+# %% [markdown]
+# *Picture description:* `x` (value 3.0) feeds a `Mul` node by two arrows (x · x = 9.0) and a `Greater` node
+# (with the constant 5.0; value False). `Mul`, `Greater` and the constant 1.0 feed the `where` node, `y`
+# (SelectV2), which is marked with a ✗ and the note "where chose the false branch: the other one gets gradient
+# 0." `Greater` is not marked: a comparison passes no gradient, but the zero comes from the branch. The arrows
+# from `x` carry ∂ 0.0. The box above says the condition was False, so `where` took its false branch.
+#
+# The same for a relu whose input is below 0:
+
+# %%
+x = ad.constant(-2.0)
+with ad.trace() as tr_relu:
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = ad.nn.relu(x)
+    g_relu = tape.gradient(y, x)
+assert float(g_relu) == 0.0
+why_relu = ad.viz.explain(tr_relu, y, x)
+assert why_relu.reason == "zero"
+print(why_relu.message)
+#
+# ### Vanishing: a product of many small slopes
+#
+# Each sigmoid multiplies the gradient by its slope σ(1 − σ), at most 0.25. Ten of them in a row:
+
+# %%
+x = ad.constant(1.0)
+with ad.trace() as tr_chain:
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        h = x
+        for layer in range(10):
+            h = ad.sigmoid(h)
+    g_chain = tape.gradient(h, x)
+slopes, s = [], 1.0
+value = 1.0
+for layer in range(10):
+    s = 1 / (1 + np.exp(-value))
+    slopes.append(s * (1 - s))
+    value = s
+print(g_chain, np.prod(slopes))       # the tape's number and the product of the slopes
+assert np.isclose(float(g_chain), np.prod(slopes), rtol=1e-4)
+why_chain = ad.viz.explain(tr_chain, h, x)
+assert why_chain.reason == "tiny"
+print(why_chain.message)
+why_chain
+
+# %% [markdown]
+# *Picture description:* a chain of ten `Sigmoid` boxes from `x` to `h`, every one marked with a ✗ (the legend:
+# "where the gradient shrinks"): each multiplies the gradient by a slope below 1 (0.2 to 0.22). The ∂ under the
+# boxes shrinks from right to left, as the backward pass runs: 1.0 at `h`, 0.2247, 0.05049, 0.01135, … and
+# 2.785e-7 at `x`. The box above says the gradient is tiny because it is a product of 10 local slopes below 1.

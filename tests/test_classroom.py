@@ -422,7 +422,7 @@ def test_exercise_3_wrong_answers_name_the_mistake():
     assert for_b.marked_label == "b"
     for_c = classroom.check_prediction(exercise_3, [a, b, c], [3.0, None, 8.0])
     assert for_c.message.startswith("For c you predicted 8.0; the tape gives None. The gradient is None because "
-                                    "no op on the tape read variable 'c'")
+                                    "variable 'c' went around the tape: .numpy() turned it into a plain number")
     assert ".numpy()" in for_c.message and "the constant marked on the graph moves with it" in for_c.message
     marked = {n.label for n in for_c.explanation.graph.model.nodes if n.broken}
     assert marked == {"c", "const"}

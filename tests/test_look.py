@@ -34,6 +34,8 @@ def every_role():
                 with inner.stop_recording():
                     ad.sin(x)
                 np.asarray(y * 1.0)
+                with np.errstate(divide="ignore"):
+                    ad.math.log(x - 3.0)  # log of 0: where a NaN/inf first appears (the nonfinite mark)
             g = inner.gradient(y, [x, v])
         outer.gradient(g[0], x)
     return tr, x
@@ -121,8 +123,9 @@ def test_dot_draws_each_role_as_the_table_says(every_role):
     nodes = dot_nodes(to_dot(model))
     seen = set()
     for n in model.nodes:
-        a, lk = nodes[n.id], node_look(n.box, n.role)
-        seen.update({n.box, n.role})
+        role = n.role or ("nonfinite" if n.nonfinite else None)
+        a, lk = nodes[n.id], node_look(n.box, role)
+        seen.update({n.box, role})
         assert (a["fillcolor"], a["color"], a["fontcolor"]) == (lk.fill, lk.border, lk.text), (n.label, n.box, n.role)
         assert float(a["penwidth"]) == lk.width and ("dashed" in a["style"]) == lk.dash, n.label
         assert a.get("peripheries") == ("2" if n.role == "source" else None)

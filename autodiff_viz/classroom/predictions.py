@@ -125,7 +125,7 @@ def _around_the_tape(f, sources, i, y, tr, explanation) -> str:
     ``f`` runs again with that input nudged; a constant whose value moved is where the value came back
     from NumPy (``.numpy()``, ``float()``...).  It is marked on the explanation's graph.
     """
-    if explanation.reason != "not_read":
+    if explanation.reason not in ("not_read", "left_numpy"):  # left_numpy: read only through .numpy()
         return ""
     s = sources[i]
     h = 1e-3

@@ -7,8 +7,10 @@ by an op on the tape)?  Are source and target floating point?  Was the target
 computed on this tape (not on an earlier one)?  Then, along the recorded ops:
 did a value leave through NumPy, run under ``stop_recording``, pass through
 ``stop_gradient`` (or another op without a gradient), or was a variable changed
-in place?  The first answer that explains the ``None`` is the verdict; a
-gradient that is not ``None`` is said with its value, in a grey box.  The graph
+in place?  The first answer that explains the ``None`` is the verdict.  A
+gradient that is not ``None`` is said with its value, and explained when it
+is NaN, inf, zero or tiny, or was asked of a spent tape (:mod:`.explain_value`);
+only a plain, finite answer is a grey box.  The graph
 marks the node where the path breaks.
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from .. import events as ev
 from . import _graph
+from . import explain_value as _why
 from .model import build as _build
 from .model import graph as M
 from .model import source as _source
@@ -29,7 +32,11 @@ from .text.words import tape_name
 
 REASONS = ("connected", "python_number", "not_watched", "not_trainable", "not_read", "integer_dtype",
            "other_tape", "left_numpy", "stop_recording", "stop_gradient", "state", "not_on_tape",
-           "not_connected")
+           "not_connected", "spent", "not_finite", "zero", "tiny", "detour", "sums")
+# What a mark means in the legend, where it does not mean that the path breaks.
+_MARK_LEGEND = {"connected": "a part that passes no gradient back", "zero": "where the gradient becomes 0",
+                "tiny": "where the gradient shrinks", "detour": "a copy the tape cannot follow", "spent": "asked of a spent tape",
+                "sums": "a target that is summed", "not_finite": "where the gradient path breaks"}
 
 
 @dataclass
@@ -91,7 +98,7 @@ def explain(tape, target, source, *, rankdir: str = "LR") -> Explanation:
     reason, sentences = d.run()
     model.remarks = _wrap(sentences)
     model.reindex()
-    legend = "a part that passes no gradient back" if reason == "connected" else None
+    legend = _MARK_LEGEND.get(reason)
     g = _graph.draw(model, rankdir=rankdir, mark_legend=legend)
     return Explanation(reason, " ".join(sentences), g, tuple(sentences))
 
@@ -266,6 +273,9 @@ class _Diagnosis:
         state = self.state_change()
         if state is not None:
             return state
+        detour = _why.variable_detour(self) if s["variable"] else None
+        if detour is not None:
+            return detour
         if s["variable"]:
             self.source_node().mark("No op on the tape read it.")
             return "not_read", [
@@ -354,6 +364,11 @@ class _Diagnosis:
             e.on_path = e.kind == "data" and e.src in path and e.dst in path
         n_ops = sum(1 for i in path if self.m.node(i).kind == M.OP)
         value = self.gradient_value()
+        if value is None:
+            value = _source.replay_gradient(self.events, self.t["id"], self.s["id"])
+        answer = _why.diagnose(self, value, path)
+        if answer is not None:
+            return answer
         head = (f"The gradient is not None: the target depends on {self.s_name} through "
                 f"{_plural(n_ops, 'recorded op')}" + (f"; tape.gradient gave {fmt_value(value)}." if value else "."))
         parts = self.uncounted(path)

@@ -12,14 +12,16 @@ keeps within :data:`NODE_LABEL_BUDGET` characters (Graphviz reads at most
 from __future__ import annotations
 
 from ..model import graph as M
+from ..model.nonfinite import finite
 from ..text import labels as L
 from ..text.numbers import FULL_ITEMS, fmt_lines, fmt_shape
 from ..text.numbers import fmt_value as _fmt_value
-from ..text.words import tape_name
+from ..text.words import leave_caption, tape_name
 from . import look as _look
 from .look import DIM, GREY, PALETTE
 
 VERMILLION = PALETTE["vermillion"]
+NONFINITE = _look.NONFINITE_TEXT  # NaN and inf, wherever a box writes them
 NODE_LABEL_BUDGET = 12_000  # escaped characters in a node's label; rows past it are left out
 NOTE_LINES = 3  # a note wraps over at most this many lines
 LEFT = '<br align="left"/>'
@@ -80,7 +82,7 @@ def label(w, n: M.Node) -> str:
     sub = DIM if dim else GREY
     small = f'<font point-size="9" color="{sub}">'
     if n.kind == M.SCOPE:
-        rows.append(f"<b>{esc_name(n.label)}</b>")
+        rows.append(f"<b>{'⚠ ' if n.nonfinite else ''}{esc_name(n.label)}</b>")
         types = ", ".join(L.shorten(L.clean(t), 24) for t in n.op_types[:4])
         types = esc(types + (", …" if len(n.op_types) > 4 else ""), where="end")
         if n.members:  # a folded middle may hold only inputs
@@ -90,9 +92,10 @@ def label(w, n: M.Node) -> str:
             rows.append(f"{small}out {esc(shape, L.TITLE_LIMIT)}</font>")
     elif n.kind == M.NUMPY:
         rows.append('<b>left the package</b>')
-        rows.append('<font point-size="9">np.asarray: the tape stops here</font>')
+        rows.append(f'<font point-size="9">{esc(leave_caption(n.op or "numpy"))}: the tape stops here</font>')
     else:
-        title = f"<b>{'✗ ' if n.broken else ''}{esc_name(n.label)}</b>"
+        cue = "✗ " if n.broken else "⚠ " if n.nonfinite else ""  # a shape cue beside the colour
+        title = f"<b>{cue}{esc_name(n.label)}</b>"
         if n.kind in (M.OP, M.SKIPPED) and n.op and n.op != n.label:  # the user's name, then the op
             title += f'<font color="{sub}">{NBSP}· {esc(n.op)}</font>'
         if n.kind == M.SKIPPED:
@@ -102,14 +105,14 @@ def label(w, n: M.Node) -> str:
         if shape:
             rows.append(f"{small}{esc(shape, L.TITLE_LIMIT)}</font>")
     if w.values and n.value is not None and n.kind not in (M.NUMPY,):
-        rows.append(_block("= ", value_lines(w, n.value)))
+        rows.append(_block("= ", value_lines(w, n.value), None if finite(n.value) else NONFINITE))
     if w.values and n.tangent is not None and n.kind not in (M.NUMPY,):  # forward mode: ẋ under the value
         w.present.add("tangent")
         rows.append(_block("ẋ ", value_lines(w, n.tangent), DIM if dim else _look.TANGENT))
-    color = DIM if dim else VERMILLION
+    color = DIM if dim else NONFINITE if n.nonfinite and not n.broken else VERMILLION
     for key, g in n.grads.items():
         who = f" {w.call_tag(key)}" if w.many_grads else ""
-        rows.append(_block(f"∂{who} ", value_lines(w, g), DIM if dim else _look.GRADIENT))
+        rows.append(_block(f"∂{who} ", value_lines(w, g), DIM if dim else _look.GRADIENT if finite(g) else NONFINITE))
     if not n.grads and n.on_path and w.m.traced and n.kind not in (M.NUMPY,):
         w.present.add("nograd")
         rows.append(f'<font color="{GREY}"><i>∂ not computed yet</i></font>')
@@ -168,8 +171,10 @@ def tooltip(w, n: M.Node) -> str:
 
 def _block(prefix, lines, color=None):
     """``= 3.0`` as one row; a matrix as ``(prefix, rows)``: the prefix in a cell of its own, so every
-    row of the matrix starts at one left edge (see :func:`_node_table`)."""
+    row of the matrix starts at one left edge (see :func:`_node_table`).  NaN and inf are bold."""
     font = (f'<font color="{color}">', "</font>") if color else ("", "")
+    if color == NONFINITE:
+        font = (font[0] + "<b>", "</b>" + font[1])
     if len(lines) == 1:
         return f"{font[0]}{prefix}{lines[0]}{font[1]}"
     body = "<br/>".join(line.replace(" ", NBSP, 1) if line.startswith(" ") else line for line in lines)

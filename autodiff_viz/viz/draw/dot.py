@@ -41,6 +41,7 @@ from ..text import labels as L
 from ..text.words import call_name, tape_name
 from . import layout as _layout
 from ..model import graph as M
+from ..model.nonfinite import finite
 from ..model.source import UNTRACED_HINT
 from . import boxes as B
 from . import legend as _legend
@@ -157,7 +158,7 @@ class _Writer:
             remarks = [esc(line, L.TITLE_LIMIT, "end") for r in said
                        for line in L.lines(L.shorten_words(r, L.LINE_LIMIT), 90, max_lines=4, wrap=True)]
             text = LEFT.join(_within(remarks, REMARKS_BUDGET, lambda k: f"… ({k} more lines)"))
-            tone = VERMILLION if any(n.broken for n in m.nodes) else GREY
+            tone = VERMILLION if any(n.broken or n.nonfinite for n in m.nodes) else GREY
             fill = TINT[VERMILLION] if tone == VERMILLION else LIGHT_GREY
             rows.append((f'align="left" balign="left" bgcolor="{fill}" border="1" color="{tone}" cellpadding="6"',
                          f'{text}<br align="left"/>'))
@@ -351,14 +352,15 @@ class _Writer:
         """``(DOT line, label)`` of a node; notes the legend entries it needs."""
         self.present.add(n.box)
         for flag, key in ((n.role, n.role), (n.on_path, "path"), (n.dimmed, "dimmed"), (n.grads, "grad"),
-                          (n.backward_of is not None, "backward_pass"), (n.broken, "broken")):
+                          (n.backward_of is not None, "backward_pass"), (n.broken, "broken"),
+                          (n.nonfinite and not n.broken, "nonfinite")):
             if flag:
                 self.present.add(key)
-        lk = _look.node_look(n.box, n.role)
+        lk = _look.node_look(n.box, n.role or ("nonfinite" if n.nonfinite and not n.broken else None))
         border, fill, style, shape = lk.border, lk.fill, dot_style(lk), _SHAPES.get(lk.cue, "box")
         fontcolor, penwidth = lk.text, lk.width
         peripheries = 2 if n.role in _look.MARKS and LOOKS[n.role].cue == "double" else 1
-        if n.role is None and n.on_path and n.kind in (M.OP, M.SCOPE):
+        if n.role is None and not n.nonfinite and n.on_path and n.kind in (M.OP, M.SCOPE):
             border, penwidth = LOOKS["path"].border, LOOKS["path"].width
         if n.broken:  # filled and crossed: never mistaken for the target's thick border
             mark = LOOKS["broken"]
@@ -404,7 +406,10 @@ class _Writer:
             self.edge_labels = True
             key = next((k for k, g in e.grads.items() if g is e.grad), None)
             who = f"{self.call_tag(key)} " if self.many_grads and key is not None else ""
-            attrs.append(f'label=<<font color="{_look.GRADIENT}">∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
+            text = f"∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}"
+            if not finite(e.grad):  # NaN and inf in their own look, as in the boxes
+                text = f'<font color="{_look.NONFINITE_TEXT}"><b>{text}</b></font>'
+            attrs.append(f'label=<<font color="{_look.GRADIENT}">{text}</font>>')
         attrs += [f'color="{color}"', f"penwidth={width}"]
         if style != "solid":
             attrs.append(f"style={style}")

@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from ..text import labels as _labels
+from ..text.numbers import shows_nonfinite
 from ..model import story as _story
 from . import look as _look
 from . import key as K
@@ -372,6 +373,10 @@ class FrameRenderer:
             t.set_visible(True)
         box.set_visible(True)
         width = self._box_px[j]
+        odd = shows_nonfinite(val_text), shows_nonfinite(grad_text)  # NaN and inf in their own look
+        val.set_color(_look.NONFINITE_TEXT if odd[0] else INK)
+        val.set_fontweight("bold" if odd[0] else "normal")
+        grad.set_color(_look.NONFINITE_TEXT if odd[1] else _look.GRADIENT)
         self._fit_value(val, val_text, 14 * self.k, width)
         self._fit_value(grad, grad_text, 14 * self.k, width)
         bt.set_text(order)

@@ -22,8 +22,8 @@ from .look import FADED, INK, LOOKS, player_width
 DASHED, PENDING_DASHES = (0, (5, 3)), (0, (3, 3))  # matplotlib's dashes, in units of the line's width
 SWATCH, SWATCH_GAP, KEY_GAP = (0.34, 0.2), 0.08, 0.2  # inches: a key entry's box, then its label, then the next
 # The key's entries, in order (keys of the look table); a frame lists those its animation shows.
-KEY = ("forward", "backward", "received", "source", "target", "variable", "variable_unwatched", "watched",
-       "constant", "rule_op", "skipped", "numpy", "pending")
+KEY = ("forward", "backward", "received", "source", "target", "nonfinite", "variable", "variable_unwatched",
+       "watched", "constant", "rule_op", "skipped", "numpy", "pending")
 
 
 def node_look(box: str, role: str | None = None, state: str = "alive", phase: str = "forward") -> tuple:

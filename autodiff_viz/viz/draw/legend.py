@@ -18,7 +18,7 @@ MARK_CUES = {"source": "double border", "target": "thick border"}
 
 
 ORDER = ("variable", "variable_unwatched", "watched", "constant", "op", "rule_op", "skipped", "numpy", "scope",
-         "source", "target", "path", "dimmed", "backward_pass", "broken")
+         "source", "target", "path", "dimmed", "backward_pass", "broken", "nonfinite")
 
 
 def entries(w, compact: bool = False) -> list:
@@ -77,7 +77,8 @@ def entries(w, compact: bool = False) -> list:
 
 # The compact legend's order: what a reader needs first comes first, so that a legend cut short to fit a
 # small graph keeps it.
-COMPACT_ORDER = ("broken", "target", "source", "path", "grad", "tangent", "calls", "variable", "watched", "constant", "op",
+COMPACT_ORDER = ("broken", "nonfinite", "target", "source", "path", "grad", "tangent", "calls", "variable", "watched",
+                 "constant", "op",
                  "variable_unwatched", "rule_op", "skipped", "numpy", "scope", "dimmed", "backward_pass")
 
 

@@ -25,6 +25,7 @@ and with the common colour-vision deficiencies):
   every ``∂`` number), the target, where a path breaks or leaves the package;
 - sky, dashed: the border of a box that just received a gradient (the players' step highlight);
 - blue text: a tangent ``ẋ`` of forward mode (a derivative along the direction of the sources, blue).
+- purple, thick, and purple bold numbers: NaN or inf, and the op where one first appeared.
 
 Colour is never the only cue: the marks and moments a step or a graph tells apart (target, path,
 received, source) differ in width, dashes or a shape cue too, so a greyscale print still tells them
@@ -52,6 +53,8 @@ TINT = {"blue": "#D6EAF8", "green": "#CFEFE6", "orange": "#FCEFD2", "purple": "#
         "yellow": "#FBF7D0", "sky": "#DDF0FB"}
 GRADIENT = PALETTE["vermillion"]  # every ∂ number, in boxes, on arrows, in tables
 FADED = 0.25  # the opacity of a box not computed yet (the players)
+# NaN and inf numbers: a dark purple, readable as small text (4.5:1 on white) and told from the ∂ colour.
+NONFINITE_TEXT = "#8A3D6A"
 PLAYER_WIDTH = 15 / 13  # borders scale with the labels: 15-unit labels in the players, 13 in the graph
 
 
@@ -93,6 +96,10 @@ LOOKS = {
     "path": Look("path", "on the path target → sources", WHITE, _O, 2.6, False, cue="rounded"),
     "dimmed": Look("off the path", "not on that path", WHITE, DIM, 1.3, False, DIM, "rounded"),
     "broken": Look("broken", "where the gradient path breaks", TINT["vermillion"], _V, 3.2, False),
+    # a NaN or an inf: the border of the op where one first appeared (the box keeps its fill; the fill
+    # here is the legend's), and its text colour for every non-finite number
+    "nonfinite": Look("non-finite", "NaN or inf first appears here", TINT["purple"], _P, 3.2, False,
+                      NONFINITE_TEXT),
     "backward_pass": Look("backward pass", "backward pass recorded by an outer tape", TINT["orange"], _O, 1.5, True),
     # what a player's step shows
     "forward": Look("forward", "op running (forward)", TINT["orange"], _O, 4.8, False),
@@ -107,7 +114,7 @@ TANGENT = LOOKS["tangent"].text  # every ẋ number, in boxes and tables
 # What a player's box can be (the storyboard's ``box``), the marks over it (its ``role``), and the
 # moments of a step.
 PLAYER_BOXES = ("op", "variable", "variable_unwatched", "watched", "constant", "rule_op", "skipped", "numpy")
-MARKS = ("source", "target")
+MARKS = ("source", "target", "nonfinite")
 MOMENTS = ("forward", "backward", "received", "pending")
 
 CURVE_COLOURS = [PALETTE[c] for c in ("blue", "vermillion", "green", "purple", "orange", "sky")]
@@ -271,6 +278,7 @@ def css_rules() -> str:
             out.append(f".adv-role-{role} .adv-ring {{ display: inline; stroke: {_var('', role)}; "
                        f"stroke-width: {player_width(LOOKS['op']):g}; }}\n")
     out.append(".adv-grad { fill: var(--adv-gradient); }\n")
+    out.append(f".adv-node .adv-nonfinite-text {{ fill: {_var('text-', 'nonfinite')}; font-weight: 700; }}\n")
     lk = LOOKS["received"]
     out.append(f".adv-recv .adv-box {{ stroke: {_var('', 'received')}; stroke-width: {player_width(lk):g}; "
                f"stroke-dasharray: {PLAYER_DASH if lk.dash else 'none'}; }}\n")

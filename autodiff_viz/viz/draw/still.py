@@ -19,7 +19,7 @@ import base64
 
 from ..text import labels as L
 from ..model import story as _story
-from ..text.numbers import fmt_number
+from ..text.numbers import fmt_number, shows_nonfinite
 from . import look as _look
 from .look import CURVE_COLOURS, PALETTE
 
@@ -51,6 +51,7 @@ def _css() -> str:
     for role in _look.MARKS:
         lk = _look.LOOKS[role]
         rules.append(f".m-{role}{{stroke:{lk.border};stroke-width:{_look.player_width(lk):g}}}")
+    rules.append(f"text.v.x,text.g.x{{fill:{_look.NONFINITE_TEXT};font-weight:700}}")  # NaN and inf: after, and stronger than, the rules above
     return "".join(rules)
 
 
@@ -85,9 +86,11 @@ def animation_svg(story: dict) -> str:
             mark = f' m-{n["role"]}' if n["role"] in _look.MARKS else ""
             texts = [f'<text x="{w / 2:.0f}" y="22" class="l">{_t(n["label"], L.LINE_LIMIT)}</text>']
             if vals[i]:
-                texts.append(f'<text x="{w / 2:.0f}" y="45" class="v">= {_t(vals[i])}</text>')
+                odd = " x" if shows_nonfinite(vals[i]) else ""
+                texts.append(f'<text x="{w / 2:.0f}" y="45" class="v{odd}">= {_t(vals[i])}</text>')
             if grads[i]:
-                texts.append(f'<text x="{w / 2:.0f}" y="67" class="g">∂ {_t(grads[i])}</text>')
+                odd = " x" if shows_nonfinite(grads[i]) else ""
+                texts.append(f'<text x="{w / 2:.0f}" y="67" class="g{odd}">∂ {_t(grads[i])}</text>')
             out.append(f'<g transform="translate({p["x"] - w / 2:.1f},{p["y"] - h / 2:.1f})">'
                        f'<rect width="{w:.0f}" height="{h:.0f}" rx="{24 if n["kind"] == "leaf" else 8}" '
                        f'class="k-{box}{mark}"/>{"".join(texts)}</g>')

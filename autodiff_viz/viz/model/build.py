@@ -34,6 +34,7 @@ from __future__ import annotations
 from ... import events as ev
 from ...traces import check
 from . import window as _window
+from . import nonfinite as _nonfinite
 from .fold import _collapse
 from .graph import (CONSTANT, NUMPY, OP, SKIPPED, VARIABLE, WATCHED, Edge, Gradient, GraphModel, Node, Tape)
 from . import rows as _rows
@@ -69,6 +70,7 @@ def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False
     if subscripts:
         _distinct_labels(model, b)
     _mark_path(model, b, target, sources, gradient)
+    _nonfinite.mark(model, events)
     if prune:
         _prune(model)
     if collapse:
@@ -112,6 +114,16 @@ class _Builder:
         if n is None:
             n = self.tensor_numbers[raw] = len(self.tensor_numbers)
         return n
+
+    def left_leaf(self, e: ev.Leave) -> Node:
+        """The box of a tensor first seen leaving the package: a variable that no op read (``v.numpy()``)
+        is named as its gradient call names it; the engine notes only trainable ones."""
+        name = next((n for g in self.events if isinstance(g, ev.GradientBegin)
+                     for t, n in zip(g.sources, g.source_names) if t == e.tensor and n), None)
+        node = self.leaf(e.tensor, value=e.value, name=name)
+        if name is not None:
+            node.trainable = True
+        return node
 
     def new_node(self, **kw) -> Node:
         n = Node(id=len(self.nodes), **kw)
@@ -194,8 +206,8 @@ class _Builder:
                     self.on_skipped(e, t)
             elif isinstance(e, ev.Leave):
                 if self.keep(e):
-                    src = self.by_raw_tensor.get(e.tensor) or self.leaf(e.tensor, value=e.value)
-                    sink = self.new_node(kind=NUMPY, label="NumPy", shape=src.shape, dtype=src.dtype,
+                    src = self.by_raw_tensor.get(e.tensor) or self.left_leaf(e)
+                    sink = self.new_node(kind=NUMPY, label="NumPy", op=e.how, shape=src.shape, dtype=src.dtype,
                                          scope=src.scope, backward_of=src.backward_of)
                     src.notes.append(f"It left the package through {e.how}, so the tape cannot follow it further.")
                     self.edges.append(Edge(src.id, sink.id, 0, kind="leave"))

@@ -30,7 +30,7 @@ from ..text import words as W
 from ..text.words import call_name
 from . import graph as M
 from . import window as _window
-from .story import local_derivative
+from .rule_text import local_derivative
 from ..text.numbers import fmt_full, fmt_number, fmt_shape, fmt_value, scalar
 
 HEADS = {

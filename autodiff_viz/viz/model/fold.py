@@ -80,6 +80,7 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         owner[n.id] = box.id
         box.on_path = box.on_path or n.on_path
         box.role = box.role or n.role
+        box.nonfinite = box.nonfinite or n.nonfinite  # a NaN/inf that starts inside shows on the fold
         if n.kind not in (OP, SKIPPED, NUMPY):
             continue
         members[box.id].append(n.id)

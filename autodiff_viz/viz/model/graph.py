@@ -61,6 +61,7 @@ class Node:
     on_path: bool = False               # lies between the sources and the target
     dimmed: bool = False                # a target is known and this node is not on its path
     broken: bool = False                # explain(): the gradient path breaks at this node
+    nonfinite: bool = False             # a NaN or an inf first appeared here (see :mod:`.nonfinite`)
     members: tuple = ()                 # SCOPE: ids the folded ops had in the unfolded model
     op_types: tuple = ()                # SCOPE: op types inside, in order, deduplicated
     formula: str = ""                   # OP: the op in its inputs a, b... ("a · b"), from the primitive table

@@ -30,21 +30,17 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 """
 from __future__ import annotations
 
+
 from ... import events as ev
-from ..._shape import broadcast_axes
 from ..text import labels as L
 from ..text import words as W
 from . import forward as F
 from . import graph as M
 from . import window as _window
+from .rule_text import rule_lines
 from .story_rows import RowBook
-from ..text.numbers import fmt_number, fmt_short, fmt_value, scalar
-
-
-def local_derivative(upstream, sent):
-    """What a rule multiplied the upstream gradient by, read off the step (sent ÷ upstream; scalars only)."""
-    u, g = scalar(upstream), scalar(sent)
-    return g / u if g is not None and u not in (None, 0.0) else None
+from . import nonfinite as _nonfinite
+from ..text.numbers import fmt_short, fmt_value, scalar
 
 
 def _kind(n: M.Node) -> str:
@@ -54,6 +50,8 @@ def _kind(n: M.Node) -> str:
 def _role(n: M.Node, targets: set, sources: set) -> str:
     if n._raw in targets and n.kind != M.NUMPY:
         return "target"
+    if n.nonfinite:  # a NaN or an inf first appeared here (the marks of draw.look.MARKS)
+        return "nonfinite"
     if n.is_leaf:
         return "source" if n.watched is not None or n._raw in sources else "constant"
     if n.kind in (M.SKIPPED, M.NUMPY):
@@ -185,6 +183,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         intro, default = [W.NOTHING_DRAWN], "Nothing to show"
     board.step("start", title or default, lines=intro)
 
+    origins = {(o.phase, o.node): o for o in _nonfinite.origins(events)}
     seen_ops: set[int] = set()
     fwd_count = 0
     book = None  # a jacobian call's rows (one backward pass each), while one runs
@@ -207,6 +206,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             if e.shape:
                 lines.append(f"shape {tuple(e.shape)}, {e.dtype}")
             lines += _window.player_lines(node)
+            if ("forward", e.node) in origins:
+                lines.append(_nonfinite.note(origins["forward", e.node]))
             if e.during is None:
                 fwd_count += 1
                 head = f"Forward {fwd_count}/{n_forward}: {shown[node.id]}"
@@ -241,8 +242,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             board.delta["alive"].append(sink)
             board.step("forward", f"{label_of(e.tensor)} left the package", node=gid[sink],
                        edges=in_edges.get(sink, []),
-                       lines=[f"{label_of(e.tensor)} became a NumPy array ({e.how}): the tape cannot see what "
-                              "NumPy does with it,", "so gradients stop here."])
+                       lines=[f"{label_of(e.tensor)} {W.leave_words(e.how)}: the tape cannot see what "
+                              "is done with it,", "so gradients stop here."])
         elif kind == "gradient_begin":
             panel.clear()
             b = board.delta
@@ -275,7 +276,9 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             if op is None or node is None:
                 continue
             board.delta["order"].append([node.id, str(e.step)])
-            lines, numbers = _rule_lines(op, e, label_of)
+            lines, numbers = rule_lines(op, e, label_of)
+            if ("backward", e.node) in origins:
+                lines.append(_nonfinite.note(origins["backward", e.node]))
             recv, acc_lines, totals = [], [], {}
             for n, a, row in arrivals(i, e.tape, e.node, book):
                 if a.count > 1:  # the earlier terms, when left out, are said to be: "… + c + d = total"
@@ -383,56 +386,6 @@ def _panel_row(board: _Board, panel: dict, n: M.Node, name: str, a: ev.Accumulat
     else:
         board.delta["grads"].append([n.id, short])
     return row
-
-
-def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
-    """The local rule with its numbers, one line per input that receives a gradient.
-
-    The formula and partial derivatives come from the op event (the table of
-    primitives); the local derivative's value is read off the step itself
-    (what was sent divided by what came in), so it is what the rule computed.
-    Returns (lines, numbers) where numbers holds upstream, local derivatives
-    and sent gradients as floats (None where not a scalar) for tests and plots.
-    """
-    expr, partials = op.formula, op.partials
-    up = step.upstream
-    u = scalar(up)
-    numbers = {"upstream": u, "local": [], "sent": []}
-    vals = [scalar(v) for v in op.in_values]
-    where = ", ".join(W.operand(i, label_of(tid), fmt_number(vals[i]) if vals[i] is not None else "")
-                      for i, tid in enumerate(op.inputs))
-    lines = [W.formula(op.op_type, expr) + (f"   with {where}" if where else ""),
-             f"upstream gradient = {fmt_value(up)}"]
-    for i, (tid, g) in enumerate(zip(op.inputs, step.grads)):
-        sym = partials[i] if i < len(partials) else None
-        local = local_derivative(up, g)
-        numbers["local"].append(local)
-        numbers["sent"].append(scalar(g))
-        if g is None:
-            lines.append(W.nothing_sent(label_of(tid)))
-            continue
-        head, tail = W.rule_sentence(W.partial_name(expr, op.op_type, i), sym, local, fmt_value(up), fmt_value(g),
-                                     label_of(tid))
-        lines += [head, "   " + tail] if head else [tail]
-        shape = tuple(op.in_shapes[i]) if i < len(op.in_shapes) else None
-        axes = stretched_axes(shape, tuple(up.shape)) if shape is not None and up is not None else ()
-        if axes and tuple(g.shape) == shape:
-            lines.append(W.broadcast_sentence(label_of(tid), shape, up.shape, axes))
-    return lines, numbers
-
-
-def stretched_axes(shape: tuple, upstream: tuple) -> tuple:
-    """The axes of ``upstream`` that broadcasting stretched ``shape`` along (summed back for its gradient).
-
-    The tape's own rule (:func:`autodiff_viz._shape.broadcast_axes`), less the axes of length 1 (nothing
-    was copied along them); empty when ``shape`` does not broadcast to ``upstream`` (a matmul, a reduction).
-
-    >>> stretched_axes((3,), (2, 3)), stretched_axes((2, 1), (2, 4)), stretched_axes((2, 3), (3,))
-    ((0,), (1,), ())
-    >>> stretched_axes((3,), (1, 3))
-    ()
-    """
-    return tuple(a for a in broadcast_axes(shape, upstream) or () if upstream[a] != 1)
 
 
 # ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ follows :func:`fmt_number` and receives :data:`DIGITS` from
 from __future__ import annotations
 
 import math
+import re
 
 from ...events import HEAD
 
@@ -170,6 +171,20 @@ def _wrapped(open_, items, close, width):
             line = " " * len(open_)
         line += piece
     return lines + [line]
+
+
+_NONFINITE = re.compile(r"(^|[^a-z])(nan|-?inf)([^a-z]|$)")
+
+
+def shows_nonfinite(text: str) -> bool:
+    """Whether a written value holds a NaN or an inf (views draw those in their own look).
+
+    ``animate.js`` tests its texts with the same pattern (``NONFINITE``).
+
+    >>> shows_nonfinite("[nan, -2.0]"), shows_nonfinite("-inf"), shows_nonfinite("2×3, mean 0.5")
+    (True, True, False)
+    """
+    return bool(_NONFINITE.search(text))
 
 
 def scalar(s):

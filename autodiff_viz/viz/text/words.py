@@ -56,17 +56,23 @@ def operand(i: int, label: str, value: str = "") -> str:
     return f"{slot(i)} = {label}" + (f" = {value}" if value and value != label else "")
 
 
-def rule_sentence(partial: str, symbol, local, upstream: str, sent: str, to: str) -> tuple:
+def rule_sentence(partial: str, symbol, local, upstream: str, sent: str, to: str, local_text=None) -> tuple:
     """What a rule did for one input: ``(head, tail)``, written as two lines or joined with ``": "``.
 
     ``partial`` is :func:`partial_name`; ``symbol`` the partial derivative's
     formula (``b``) or ``None``; ``local`` its value (a float, ``None`` when not
     a scalar); ``upstream``, ``sent`` and ``to`` are texts.  Without a symbol
     (an op whose table entry has no ``show=``) the head is ``""``: only what
-    was sent is known, and nothing is invented.
+    was sent is known, and nothing is invented.  ``local_text``: a tensor's
+    local derivative, written (``[inf, 2.0]``), for an elementwise rule.
+
+    >>> rule_sentence("∂(log(a))/∂a", "1/a", None, "[0.0, -1.0]", "[nan, -2.0]", "p", "[inf, 2.0]")[1]
+    'sent [0.0, -1.0] × [inf, 2.0] = [nan, -2.0] → p'
     """
     if not symbol:
         return "", f"sent {sent} → {to}"
+    if local is None and local_text:
+        return f"{partial} = {symbol} = {local_text}", f"sent {upstream} × {local_text} = {sent} → {to}"
     if local is None:
         return f"{partial} = {symbol}", f"sent {sent} → {to}"
     return f"{partial} = {symbol} = {fmt_number(local)}", f"sent {upstream} × {fmt_number(local)} = {sent} → {to}"
@@ -87,3 +93,23 @@ def broadcast_sentence(name: str, shape, upstream, axes) -> str:
 # What every view says of a trace in which nothing drawable happened (never a blank picture).
 NOTHING_DRAWN = ("This trace saw nothing to draw: no GradientTape or ForwardAccumulator was active inside it while "
                  "ops ran. Open ad.trace() around the tape (or the accumulator) and the computation.")
+
+
+# How a value left the package (a ``leave`` event's ``how``), as a sentence and as a box's caption.
+_LEFT = {"numpy": ("became a NumPy array (np.asarray)", "np.asarray"),
+         "numpy()": ("became a NumPy value (.numpy())", ".numpy()"),
+         "float()": ("became a Python float (float())", "float()")}
+
+
+def leave_words(how: str) -> str:
+    """``"became a Python float (float())"``: what a value that left the package became.
+
+    >>> leave_words("numpy"), leave_caption("float()")
+    ('became a NumPy array (np.asarray)', 'float()')
+    """
+    return _LEFT.get(how, (f"left the package ({how})",))[0]
+
+
+def leave_caption(how: str) -> str:
+    """The call a "left the package" box names (``np.asarray``, ``.numpy()``, ``float()``)."""
+    return _LEFT.get(how, (None, how))[1]

@@ -36,9 +36,13 @@ function Replay(steps, n) {
 
 // Text in a box: a long line ("∂ += 3.0 → 2.584") is squeezed to the box's width instead of
 // running over its edges.  Only long texts are measured, so a step stays cheap on big graphs.
+// NaN and inf in a value: drawn in their own look (look.css_rules: .adv-nonfinite-text), as the graph does.
+const NONFINITE = /(^|[^a-z])(nan|-?inf)([^a-z]|$)/;
+
 function setFitted(t, text, room) {
   if (t.textContent === text) return;
   t.textContent = text;
+  t.classList.toggle("adv-nonfinite-text", NONFINITE.test(text));
   t.removeAttribute("textLength");
   t.removeAttribute("lengthAdjust");
   if (text.length > 14 && t.getComputedTextLength() > room) {

@@ -1,0 +1,301 @@
+"""Where a NaN or an inf came from: the first op that made one out of finite numbers, and why.
+
+It reads trace events only.  Forward, an op is an *origin* when its output
+holds NaN or inf and every input it read was finite (``log`` of 0).
+Backward, a rule is an origin when the gradient it sent holds NaN or inf
+while the upstream gradient and the op's inputs were finite (``log``'s slope
+``1/a`` at 0).  Each origin carries its cause in words (log of 0, 0 · inf,
+division by 0, sqrt's slope at 0, overflow of exp), read off the recorded
+values.  :func:`mark` writes them on a view model's nodes, so the graph, the
+player and ``explain`` show the same origin.
+
+:func:`local_values` gives a rule's local derivative as numbers (``1/a`` is
+``[inf, 2.0]``) for the ops whose derivative is a plain function of their
+inputs and output, so a backward step can show it before the product.
+
+>>> import autodiff_viz as ad
+>>> p = ad.constant([0.0, 0.5])
+>>> with ad.trace() as tr:
+...     with ad.GradientTape() as tape:
+...         tape.watch(p)
+...         loss = -ad.reduce_sum(ad.math.log(p))
+...     g = tape.gradient(loss, p)
+>>> [(o.phase, o.op_type, o.cause) for o in origins(tr.events)]  # doctest: +NORMALIZE_WHITESPACE
+[('forward', 'Log', 'log of 0 is -inf'),
+ ('backward', 'Log', "division by 0: log's slope 1/a is inf at a = 0")]
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from ... import events as ev
+
+
+class Origin(NamedTuple):
+    """One op where a non-finite value first appeared.
+
+    ``phase``: ``"forward"`` (its output) or ``"backward"`` (what its rule
+    sent to input ``index``); ``node`` and ``output`` are the op event's
+    ``node`` and output tensor id; ``cause`` says why in words.
+    """
+
+    phase: str
+    node: int
+    output: int
+    op_type: str
+    tape: int
+    cause: str
+    index: Optional[int] = None
+
+
+def _numbers(s: ev.Summary):
+    """The floats a summary shows (a complex value as its two parts)."""
+    for v in (s.min, s.max, s.mean, *s.head):
+        if isinstance(v, complex):
+            yield from (v.real, v.imag)
+        elif v is not None:
+            yield float(v)
+
+
+def finite(s: ev.Summary | None) -> bool:
+    """False when the summary shows a NaN or an inf (``None``, unknown, counts as finite).
+
+    The minimum and maximum say it for the whole array, kept values or not: NumPy's ``min`` and
+    ``max`` are NaN when any element is, and an inf is one of them.
+    """
+    if s is None or s.size == 0:
+        return True
+    lo, hi = s.min, s.max
+    if type(lo) is float and type(hi) is float:  # the common case, without a generator
+        return math.isfinite(lo) and math.isfinite(hi)
+    if isinstance(lo, (int, bool)) and isinstance(hi, (int, bool)):
+        return True
+    return all(math.isfinite(v) for v in _numbers(s))
+
+
+def what(s: ev.Summary | None) -> str:
+    """``"NaN"``, ``"inf"`` or ``"NaN and inf"``: what a non-finite summary holds."""
+    vals = list(_numbers(s))
+    nan = any(math.isnan(v) for v in vals)
+    inf = any(math.isinf(v) for v in vals)
+    return "NaN and inf" if nan and inf else "NaN" if nan else "inf"
+
+
+def _array(s):
+    return None if s is None or not s.complete else s.array()
+
+
+def _largest(dtype: str) -> str:
+    try:
+        return f"{float(np.finfo(dtype).max):.3g}"
+    except (TypeError, ValueError):
+        return "the largest number of its dtype"
+
+
+# Forward causes: op type -> f(input arrays, output array, dtype) -> words or None.
+def _log_forward(a, out, dtype, one=0.0, name="log"):
+    x = a[0]
+    if x is None:
+        return None
+    if np.any(x == -one if one else x == 0):
+        return f"{name} of {'-1' if one else '0'} is -inf"
+    if np.any(x < -one if one else x < 0):
+        return f"{name} of a negative number is NaN"
+    return None
+
+
+def _div_forward(a, out, dtype):
+    if len(a) < 2 or a[1] is None:
+        return None
+    if np.any(a[1] == 0):
+        both = a[0] is not None and np.any((np.broadcast_to(a[0], np.broadcast(a[0], a[1]).shape) == 0)
+                                           & (np.broadcast_to(a[1], np.broadcast(a[0], a[1]).shape) == 0))
+        return "division by 0 (0 / 0 is NaN)" if both else "division by 0"
+    return None
+
+
+def _sqrt_forward(a, out, dtype):
+    if a[0] is not None and np.any(a[0] < 0):
+        return "sqrt of a negative number is NaN"
+    return None
+
+
+def _exp_forward(a, out, dtype):
+    return f"overflow of exp: exp(a) is larger than {_largest(dtype)}, the largest {dtype}"
+
+
+def _pow_forward(a, out, dtype):
+    if len(a) < 2 or a[0] is None or a[1] is None:
+        return None
+    base, p = np.broadcast_arrays(a[0], a[1])
+    if np.any((base == 0) & (p < 0)):
+        return "division by 0: 0 to a negative power"
+    if np.any((base < 0) & (p != np.round(p))):
+        return "a negative number to a fractional power is NaN"
+    return None
+
+
+_FORWARD = {"Log": _log_forward, "Log1p": lambda a, o, d: _log_forward(a, o, d, 1.0, "log1p"),
+            "RealDiv": _div_forward, "Sqrt": _sqrt_forward, "Exp": _exp_forward, "Pow": _pow_forward}
+
+
+def _forward_cause(op: ev.Op) -> str:
+    a = [_array(v) for v in op.in_values]
+    out = _array(op.value)
+    with np.errstate(all="ignore"):
+        rule = _FORWARD.get(op.op_type)
+        words = rule(a, out, op.dtype) if rule is not None else None
+    if words:
+        return words
+    if op.value is not None and what(op.value) == "inf":
+        return f"overflow: {op.op_type} gave a number larger than {_largest(op.dtype)}, the largest {op.dtype}"
+    return f"{op.op_type} gave NaN from finite numbers (such as inf − inf or 0 · inf inside it)"
+
+
+# Local derivatives: op type -> (words for the slope, f(input arrays, output array) -> one array per input).
+_LOCAL = {
+    "Log": ("log's slope 1/a", lambda a, y: [1.0 / a[0]]),
+    "Log1p": ("log1p's slope 1/(1 + a)", lambda a, y: [1.0 / (1.0 + a[0])]),
+    "Sqrt": ("sqrt's slope 1/(2√a)", lambda a, y: [0.5 / y]),
+    "Exp": ("exp's slope exp(a)", lambda a, y: [y]),
+    "RealDiv": (("the slope 1/b", "the slope −a/b²"), lambda a, y: [1.0 / a[1], -a[0] / (a[1] * a[1])]),
+    "Square": ("the slope 2a", lambda a, y: [2.0 * a[0]]),
+    "Mul": (("the slope b", "the slope a"), lambda a, y: [a[1], a[0]]),
+    "Tanh": ("tanh's slope 1 − tanh²", lambda a, y: [1.0 - y * y]),
+    "Sigmoid": ("sigmoid's slope σ(1 − σ)", lambda a, y: [y * (1.0 - y)]),
+    "Relu": ("relu's slope", lambda a, y: [(a[0] > 0).astype(np.float64)]),
+    "Pow": (("the slope b·a^(b−1)", "the slope log(a)·a^b"),
+            lambda a, y: [a[1] * np.power(a[0], a[1] - 1.0), np.log(a[0]) * y]),
+}
+
+
+def slope_name(op_type: str, i: int) -> str:
+    """How the cause sentences name input ``i``'s local derivative (``"log's slope 1/a"``)."""
+    words = _LOCAL.get(op_type, ("its slope",))[0]
+    return words[i] if isinstance(words, tuple) else words
+
+
+def local_values(op: ev.Op) -> list | None:
+    """The local derivative of ``op``'s output with respect to each input, as arrays (elementwise ops of
+    the table only; ``None`` when the op is not in it or its values were not kept whole).
+
+    >>> s = ev.summarize
+    >>> op = ev.Op(0, 1, op_type="Log", inputs=(1,), in_values=(s(np.array([0.0, 0.5])),),
+    ...            value=s(np.array([-np.inf, -0.69])))
+    >>> local_values(op)
+    [array([inf,  2.])]
+    """
+    entry = _LOCAL.get(op.op_type)
+    if entry is None:
+        return None
+    a = [_array(v) for v in op.in_values]
+    y = _array(op.value)
+    if any(x is None for x in a) or y is None:
+        return None
+    if any(np.iscomplexobj(x) for x in (*a, y)):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            return [np.broadcast_to(np.asarray(v, dtype=np.float64), y.shape) for v in entry[1](a, y)]
+    except ValueError:  # shapes the table's formulas do not fit (not elementwise after all)
+        return None
+
+
+def _backward_cause(op: ev.Op, step: ev.BackwardStep, i: int) -> str:
+    slopes = local_values(op)
+    up = _array(step.upstream)
+    slope_words = slope_name(op.op_type, i)
+    if slopes is None or i >= len(slopes):
+        return f"{op.op_type}'s rule gave {what(step.grads[i])} from finite numbers"
+    local = slopes[i]
+    bad = ~np.isfinite(local)
+    if not np.any(bad):
+        if op.op_type == "Exp":
+            return "overflow of exp: the slope exp(a) times the upstream gradient is too large"
+        return f"overflow: the upstream gradient times {slope_words} is larger than {_largest(op.dtype)}"
+    first = tuple(np.argwhere(bad)[0])
+    slope_is = "NaN" if np.isnan(local[first]) else "inf"
+    a = _array(op.in_values[0])
+    a0 = float(a[first]) if a is not None and a.shape == local.shape else None
+    if op.op_type == "Sqrt" and a0 is not None and a0 < 0:  # (log's slope 1/a stays finite below 0)
+        slope = f"sqrt of a negative number: {slope_words} is NaN at a = {_plain(a0)}"
+    elif op.op_type == "Sqrt":
+        slope = "sqrt's slope at 0: 1/(2√a) is inf at a = 0"
+    elif op.op_type in ("Log", "Log1p"):
+        slope = f"division by 0: {slope_words} is inf" + (f" at a = {_plain(a0)}" if a0 is not None else "")
+    elif op.op_type == "RealDiv":
+        slope = f"division by 0: {slope_words} is {slope_is} at b = 0"
+    elif op.op_type == "Exp":
+        slope = f"overflow of exp: {slope_words} is inf"
+    else:
+        slope = f"{slope_words} is {slope_is}"
+    if not _zero_at(up, bad):
+        return slope
+    if slope_is == "inf":  # the log's case keeps its short form: "0 · inf: log's slope 1/a is inf at a = 0, ..."
+        return f"0 · inf: {slope.split(': ', 1)[-1]}, and the upstream gradient there is 0"
+    return f"0 · NaN: {slope}, and the upstream gradient there is 0 (0 · NaN is NaN)"
+
+
+def _zero_at(up, where) -> bool:
+    if up is None:
+        return False
+    try:
+        return bool(np.any(np.broadcast_to(up, where.shape)[where] == 0))
+    except ValueError:
+        return False
+
+
+def _plain(x) -> str:
+    x = float(x)
+    return str(int(x)) if x == int(x) else f"{x:g}"
+
+
+def origins(events) -> list:
+    """Every op where a NaN or an inf first appeared, in the order the events saw them.
+
+    An op counts once per phase (the same op on two nested tapes is one op).
+    """
+    events = list(getattr(events, "events", events))
+    ops: dict = {}
+    out: list = []
+    seen: set = set()
+    for e in events:
+        if e.kind == "op":
+            if e.node in ops:
+                continue
+            ops[e.node] = e
+            if not finite(e.value) and all(finite(v) for v in e.in_values):
+                out.append(Origin("forward", e.node, e.output, e.op_type, e.tape, _forward_cause(e)))
+        elif e.kind == "backward_step":
+            op = ops.get(e.node)
+            if op is None or not finite(e.upstream) or not all(finite(v) for v in op.in_values):
+                continue
+            for i, g in enumerate(e.grads):
+                if g is not None and not finite(g) and (e.node, i) not in seen:
+                    seen.add((e.node, i))
+                    out.append(Origin("backward", e.node, e.output, e.op_type, e.tape,
+                                      _backward_cause(op, e, i), i))
+                    break
+    return out
+
+
+def note(o: Origin) -> str:
+    """The words a marked box carries: ``First NaN/inf of the forward pass: log of 0 is -inf.``"""
+    return f"First NaN/inf of the {o.phase} pass: {o.cause}."
+
+
+def mark(model, events) -> list:
+    """Mark the origins on a view model's nodes (``Node.nonfinite`` and a note); returns them."""
+    found = origins(events)
+    for o in found:
+        n = model.node_for(o.output)
+        if n is None:
+            continue
+        n.nonfinite = True
+        text = note(o)
+        if text not in n.notes:
+            n.notes.append(text)
+    return found

@@ -1,0 +1,254 @@
+"""NaN and inf traced to their origin (viz/model/nonfinite.py), against the engine's real numbers.
+
+Every expected number is closed-form math (log 0 = -inf, 1/0 = inf, 1/0.5 = 2), never copied from the
+package's output.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import autodiff_viz as ad
+from autodiff_viz.viz.model import nonfinite as nf
+from autodiff_viz.viz.model.build import build
+from autodiff_viz.viz.model.story import build_story, states
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the engine's NumPy warns on log(0), 1/0
+
+
+def traced(f, *values):
+    """Run ``f`` on watched constants inside a trace; (trace, tape, inputs, target, gradients)."""
+    xs = [ad.constant(v) for v in values]
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(xs)
+            y = f(*xs)
+        g = tape.gradient(y, xs)
+    return tr, tape, xs, y, g
+
+
+def cross_entropy(y, p):
+    return -ad.reduce_sum(y * ad.math.log(p))
+
+
+# ---------------------------------------------------------------------------
+# origins and causes
+# ---------------------------------------------------------------------------
+def test_log_of_zero_forward_and_zero_times_inf_backward():
+    tr, _, _, loss, (gy, gp) = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    assert math.isnan(float(loss))  # 0 · log 0 = 0 · (-inf) = NaN
+    np.testing.assert_array_equal(gp.numpy()[1:], [-1 / 0.5])
+    assert math.isnan(gp.numpy()[0])  # -y/p at y = 0, p = 0: 0 · inf
+    found = nf.origins(tr.events)
+    assert [(o.phase, o.op_type) for o in found] == [("forward", "Log"), ("backward", "Log")]
+    assert found[0].cause == "log of 0 is -inf"
+    assert found[1].cause.startswith("0 · inf") and "at a = 0" in found[1].cause
+    # the Mul that turned -inf into NaN is not an origin: its input was already not finite
+    assert all(o.op_type != "Mul" for o in found)
+
+
+@pytest.mark.parametrize("f, values, phase, op, words", [
+    (lambda x, y: x / y, (1.0, 0.0), "forward", "RealDiv", "division by 0"),
+    (lambda x: ad.sqrt(x), (0.0,), "backward", "Sqrt", "sqrt's slope at 0"),
+    (lambda x: ad.exp(x), (100.0,), "forward", "Exp", "overflow of exp"),
+    (lambda x: ad.math.log(x), (-1.0,), "forward", "Log", "log of a negative number is NaN"),
+    (lambda x: x * 1e30 * 1e30, (1.0,), "forward", "Mul", "overflow"),
+    (lambda x: x * 1e30 * 1e30, (1.0,), "backward", "Mul", "overflow: the upstream gradient times the slope b"),
+    (lambda x: ad.sqrt(x), (-1.0,), "forward", "Sqrt", "sqrt of a negative number is NaN"),
+    (lambda x: ad.sqrt(x), (-1.0,), "backward", "Sqrt", "sqrt of a negative number: sqrt's slope 1/(2√a) is NaN "
+                                                       "at a = -1"),
+    (lambda x: ad.exp(x) * 0.0, (100.0,), "backward", "Exp", "0 · inf: exp's slope exp(a) is inf"),
+])
+def test_each_cause_is_named(f, values, phase, op, words):
+    tr, *_ = traced(f, *values)
+    found = [o for o in nf.origins(tr.events) if o.phase == phase]
+    assert found and found[0].op_type == op and words in found[0].cause, found
+
+
+def test_division_by_zero_backward_and_local_values():
+    tr, _, _, y, (ga, gb) = traced(lambda a, b: a / b, 1.0, 0.0)
+    assert float(ga) == math.inf and float(gb) == -math.inf  # 1/b and -a/b² at b = 0
+    back = [o for o in nf.origins(tr.events) if o.phase == "backward"]
+    assert back[0].cause == "division by 0: the slope 1/b is inf at b = 0"
+
+
+def test_finite_values_have_no_origin():
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.25, 0.5])
+    assert nf.origins(tr.events) == []
+
+
+def test_the_origin_is_marked_in_the_model_and_drawn_in_its_look():
+    from autodiff_viz.viz.draw.look import LOOKS, NONFINITE_TEXT
+
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    g = ad.viz.graph(tr)
+    marked = [n for n in g.model.nodes if n.nonfinite]
+    assert [n.op for n in marked] == ["Log"]
+    assert any("log of 0 is -inf" in t for t in marked[0].notes)
+    src = g.source
+    line = next(s for s in src.splitlines() if s.strip().startswith(f"n{marked[0].id} ["))
+    assert f'color="{LOOKS["nonfinite"].border}"' in line and f"penwidth={LOOKS['nonfinite'].width}" in line
+    assert "⚠ " in line
+    assert f'<font color="{NONFINITE_TEXT}"><b>= [nan, -0.6931]</b>' in src  # the Mul's value, log(0.5) = -0.6931
+    assert LOOKS["nonfinite"].says in src  # the legend says what the look means
+
+
+def test_the_backward_step_shows_the_local_derivative_before_the_product():
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    story = build_story(tr.events, build(tr.events, subscripts=True))
+    step = next(s for s in story["steps"] if s["phase"] == "backward" and s["title"].endswith("Log"))
+    assert "∂(log(a))/∂a = 1/a = [inf, 2.0]" in step["lines"]  # 1/0, 1/0.5
+    assert any(line.strip().startswith("sent [0.0, -1.0] × [inf, 2.0] = [nan, -2.0] → ") for line in step["lines"])
+    assert any(line.startswith("First NaN/inf of the backward pass: 0 · inf") for line in step["lines"])
+    roles = {n["label"]: n["role"] for n in story["nodes"]}
+    assert roles["Log"] == "nonfinite"
+    assert list(states(story))[-1]["results"][1].endswith(" = [nan, -2.0]")
+
+
+# ---------------------------------------------------------------------------
+# the picture, in a browser
+# ---------------------------------------------------------------------------
+def test_the_log_picture_in_chromium(tmp_path, browser):
+    from autodiff_viz.viz.draw.look import LOOKS, NONFINITE_TEXT
+
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    path = tmp_path / "log.svg"
+    ad.viz.graph(tr).save(path)
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    got = page.evaluate("""() => {
+            const g = [...document.querySelectorAll('g.node')].find(n => n.textContent.includes('⚠'));
+            const shape = g.querySelector('path, polygon');
+            const nan = [...document.querySelectorAll('text')].filter(t => /nan|inf/.test(t.textContent));
+            return {stroke: shape.getAttribute('stroke'), text: g.textContent,
+                    fills: [...new Set(nan.map(t => t.getAttribute('fill')))],
+                    box: g.getBoundingClientRect().width};
+        }""")
+    page.close()
+    assert got["stroke"].upper() == LOOKS["nonfinite"].border
+    assert "Log" in got["text"] and "log of 0 is -inf" in got["text"]
+    assert NONFINITE_TEXT.lower() in [f.lower() for f in got["fills"] if f]
+    assert got["box"] > 0
+
+
+def _rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+_TEXTS_JS = """(sel) => [...document.querySelectorAll(sel)].filter(t => t.textContent)
+    .map(t => ({text: t.textContent, fill: getComputedStyle(t).fill, weight: getComputedStyle(t).fontWeight}))"""
+
+
+def test_the_player_and_the_still_draw_nan_and_inf_in_their_own_look(tmp_path, browser):
+    from autodiff_viz.viz.draw.html import widget_html
+    from autodiff_viz.viz.draw.look import GRADIENT, LOOKS, NONFINITE_TEXT, player_width
+    from autodiff_viz.viz.draw.still import animation_svg
+
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    story = ad.viz.animate(tr, linked=False).data
+    last = len(story["steps"]) - 1
+    path = tmp_path / "nan.html"
+    path.write_text(widget_html("animate", story, title="nan"), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.goto(path.as_uri())
+    page.wait_for_selector(".adv-host[data-ready='1']", timeout=15_000)
+    page.fill(".adv-slider", str(last))
+    page.dispatch_event(".adv-slider", "input")
+    page.wait_for_function(f"document.querySelector('.adv').dataset.step === '{last}'")
+    texts = page.evaluate(_TEXTS_JS, ".adv-node .adv-val, .adv-node .adv-grad")
+    box = page.evaluate("""() => { const b = document.querySelector('.adv-role-nonfinite .adv-box');
+        return {stroke: getComputedStyle(b).stroke, width: parseFloat(getComputedStyle(b).strokeWidth)}; }""")
+    page.close()
+    odd = [t for t in texts if "nan" in t["text"] or "inf" in t["text"]]
+    plain = [t for t in texts if t not in odd]
+    assert {t["text"] for t in odd} >= {"= [-inf, -0.693]", "∂ [nan, -2.0]", "= nan"}
+    assert {t["fill"] for t in odd} == {_rgb(NONFINITE_TEXT)} and {t["weight"] for t in odd} == {"700"}
+    assert _rgb(GRADIENT) in {t["fill"] for t in plain} and _rgb(NONFINITE_TEXT) not in {t["fill"] for t in plain}
+    assert box["stroke"] == _rgb(LOOKS["nonfinite"].border)
+    assert box["width"] == pytest.approx(player_width(LOOKS["nonfinite"]), abs=0.01)
+
+    page = browser.new_page()
+    page.set_content(f"<!DOCTYPE html><html><body>{animation_svg(story)}</body></html>")
+    texts = page.evaluate(_TEXTS_JS, "text.v, text.g")
+    page.close()
+    odd = [t for t in texts if "nan" in t["text"] or "inf" in t["text"]]
+    assert odd and {t["fill"] for t in odd} == {_rgb(NONFINITE_TEXT)}
+    assert _rgb(NONFINITE_TEXT) not in {t["fill"] for t in texts if t not in odd}
+
+
+def test_the_frames_draw_nan_and_inf_in_their_own_look():
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from autodiff_viz.viz.draw.frames import FrameRenderer
+    from autodiff_viz.viz.draw.look import GRADIENT, LOOKS, NONFINITE_TEXT
+
+    tr, *_ = traced(cross_entropy, [0.0, 1.0], [0.0, 0.5])
+    story = ad.viz.animate(tr, linked=False).data
+    r = FrameRenderer(story, dpi=40)
+    try:
+        r.draw(len(story["steps"]) - 1)
+        colours = {}
+        for nd, box, _lab, val, grad, *_ in r.nodes:
+            for t, plain in ((val, "#000000"), (grad, GRADIENT)):
+                if t.get_text():
+                    odd = "nan" in t.get_text() or "inf" in t.get_text()
+                    colours[t.get_text()] = to_hex(t.get_color()).upper()
+                    assert to_hex(t.get_color()).upper() == (NONFINITE_TEXT if odd else plain), t.get_text()
+            if nd["role"] == "nonfinite":
+                assert to_hex(box.get_edgecolor()).upper() == LOOKS["nonfinite"].border
+        assert colours["∂ [nan, -2.0]"] == NONFINITE_TEXT
+    finally:
+        plt.close("all")
+
+
+def _parse(text):
+    return np.array([float(v) for v in text.strip("[]").split(", ")])
+
+
+@pytest.mark.parametrize("f, values", [
+    (lambda a, b: a ** b, ([0.0, 2.0, -1.0], [2.0, 2.0, 2.0])),
+    (lambda a: ad.sqrt(a) * a, ([0.0, 4.0],)),
+    (lambda a: ad.nn.relu(a) * 3.0, ([-1.0, 0.0, 2.0],)),
+    (lambda a, b: a / b, ([1.0, 0.0, 3.0], [0.0, 0.0, 2.0])),
+    (lambda a: ad.exp(a) + ad.math.log(a), ([0.0, 100.0],)),
+    (lambda a: ad.tanh(a) * ad.sigmoid(a), ([-30.0, 0.0, 30.0],)),
+])
+def test_every_written_product_is_true(f, values):
+    """Each "sent U × L = G" line the player writes holds element by element (NaN equal to NaN)."""
+    tr, *_ = traced(f, *values)
+    story = build_story(tr.events, build(tr.events, subscripts=True))
+    checked = 0
+    for step in story["steps"]:
+        for line in step["lines"]:
+            line = line.strip()
+            if line.startswith("sent [") and " × [" in line:
+                up, rest = line[len("sent "):].split(" × ")
+                local, sent = rest.split(" = ")
+                sent = sent.split(" → ")[0]
+                with np.errstate(all="ignore"):
+                    product = _parse(up) * _parse(local)
+                np.testing.assert_allclose(product, _parse(sent), rtol=2e-3, equal_nan=True, err_msg=line)
+                checked += 1
+    assert checked >= 1
+
+
+def test_a_folded_scope_shows_the_origin_inside_it():
+    from autodiff_viz.viz.draw.look import LOOKS
+
+    y = ad.constant([0.0, 1.0])
+    p = ad.constant([0.0, 0.5])
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(p)
+            with ad.name_scope("logs"):
+                logs = ad.math.log(p) * 1.0
+            loss = -ad.reduce_sum(y * logs)
+        tape.gradient(loss, p)
+    g = ad.viz.graph(tr, collapse=True)
+    (box,) = [n for n in g.model.nodes if n.kind == "scope"]
+    assert box.nonfinite and "Log" in box.op_types
+    line = next(s for s in g.source.splitlines() if s.strip().startswith(f"n{box.id} ["))
+    assert f'color="{LOOKS["nonfinite"].border}"' in line and "⚠ logs" in line
