@@ -35,7 +35,7 @@ from ..._shape import broadcast_axes
 from ..text import labels as L
 from ..text import words as W
 from . import graph as M
-from ..text.numbers import fmt_number, fmt_short, fmt_value, scalar
+from ..text.numbers import DIGITS, FULL_ITEMS, fmt_box, fmt_number, fmt_value, scalar
 
 
 def local_derivative(upstream, sent):
@@ -61,12 +61,21 @@ def _role(n: M.Node, targets: set, sources: set) -> str:
 class _Board:
     """The running state while steps are written; each step records only its changes."""
 
-    def __init__(self, model: M.GraphModel):
+    def __init__(self, model: M.GraphModel, digits: int = DIGITS, max_items: int = FULL_ITEMS):
         self.model = model
+        self.digits, self.max_items = digits, max_items
         self.steps: list[dict] = []
         self.delta = self._empty()
         self.settle: dict[int, str] = {}   # "+= c → total" texts this step shows: the plain total next step
         self.carry: dict[int, str] = {}
+
+    def box(self, s) -> str:
+        """A value as this storyboard's boxes show it."""
+        return fmt_box(s, self.digits, self.max_items) if s is not None else ""
+
+    def text(self, s) -> str:
+        """A value as this storyboard's sentences and gradient table write it, on one line."""
+        return fmt_value(s, self.digits, self.max_items)
 
     @staticmethod
     def _empty():
@@ -91,8 +100,13 @@ class _Board:
         self.delta = self._empty()
 
 
-def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
+def build_story(events, model: M.GraphModel, title: str | None = None, digits: int = DIGITS,
+                max_items: int = FULL_ITEMS) -> dict:
     """The storyboard of ``events`` drawn with ``model`` (built from the same events, unpruned, unfolded).
+
+    Boxes show values and gradients as a graph's boxes do (:func:`..text.numbers.fmt_box`: up to
+    ``max_items`` values in full, ``digits`` significant digits); each storyboard node's ``rows``
+    says how many lines its value and its gradient take at most, for the layout.
 
     Returns ``{"title", "nodes", "edges", "steps"}``; node ``i`` of the
     storyboard is node ``i`` of the model.
@@ -121,10 +135,11 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     def tape_name(t):
         return f"tape {W.tape_name(tape_no.get(t, t))}"
 
-    board = _Board(model)
+    board = _Board(model, digits, max_items)
+    box, text = board.box, board.text
     b = board.delta
     b["alive"] = [n.id for n in nodes if n.is_leaf]
-    b["vals"] = [[n.id, fmt_short(n.value)] for n in nodes if n.is_leaf and n.value is not None]
+    b["vals"] = [[n.id, box(n.value)] for n in nodes if n.is_leaf and n.value is not None]
     op_events = {}
     for e in events:
         if e.kind == "op":
@@ -153,10 +168,10 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             node = by_raw[e.output]
             b = board.delta
             b["alive"].append(node.id)
-            b["vals"].append([node.id, fmt_short(e.value)])
-            args = ", ".join(label_of(t) + (f" = {fmt_value(v)}" if v is not None and fmt_value(v) != label_of(t)
+            b["vals"].append([node.id, box(e.value)])
+            args = ", ".join(label_of(t) + (f" = {text(v)}" if v is not None and text(v) != label_of(t)
                                             else "") for t, v in zip(e.inputs, e.in_values))
-            lines = [f"{e.op_type}({args})", f"= {fmt_value(e.value)}"]
+            lines = [f"{e.op_type}({args})", f"= {text(e.value)}"]
             if e.shape:
                 lines.append(f"shape {tuple(e.shape)}, {e.dtype}")
             if e.during is None:
@@ -171,7 +186,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             if node is None:
                 continue
             board.delta["alive"].append(node.id)
-            board.delta["vals"].append([node.id, fmt_short(e.value)])
+            board.delta["vals"].append([node.id, box(e.value)])
             board.step("forward", f"Not recorded: {shown[node.id]}", node=gid[node.id],
                        edges=in_edges.get(node.id, []),
                        lines=[f"{e.op_type} ran under {e.reason}: the tape did not record it,",
@@ -203,7 +218,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                     continue
                 _panel_row(board, panel, n, shown[n.id], a)
                 recv.append(n.id)
-                lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
+                lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {text(a.contribution)}")
             head = f"Backward pass of {tape_name(e.tape)} begins" if many_tapes else "Backward pass begins"
             board.step("seed", head, recv=[gid[k] for k in recv], lines=lines)
         elif kind == "backward_step":
@@ -212,7 +227,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             if op is None or node is None:
                 continue
             board.delta["order"].append([node.id, str(e.step)])
-            lines, numbers = _rule_lines(op, e, label_of)
+            lines, numbers = _rule_lines(op, e, label_of, text, digits)
             recv, acc_lines, totals = [], [], {}
             for j in _following(events, i, e.tape, e.node):
                 a = events[j]
@@ -222,11 +237,11 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                     continue
                 row = _panel_row(board, panel, n, shown[n.id], a)
                 if a.count > 1:
-                    acc_lines.append(f"{shown[n.id]}: reached again, += {fmt_value(a.contribution)}: "
+                    acc_lines.append(f"{shown[n.id]}: reached again, += {text(a.contribution)}: "
                                      f"{' + '.join(row['terms'][-4:])}{' …' if len(row['terms']) > 4 else ''}"
-                                     f" = {fmt_value(a.total)}")
+                                     f" = {text(a.total)}")
                 recv.append(n.id)
-                totals[shown[n.id]] = fmt_value(a.total)
+                totals[shown[n.id]] = text(a.total)
             numbers["totals"] = totals
             active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
                       and model.edges[k].index < len(e.grads) and e.grads[model.edges[k].index] is not None]
@@ -234,7 +249,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             board.step("backward", head, node=gid[node.id], recv=[gid[k] for k in recv], edges=active,
                        lines=lines + acc_lines, numbers=numbers)
         elif kind == "gradient_end":
-            results = [f"∂target/∂{label_of(t)} = {fmt_value(r) if r is not None else 'None'}"
+            results = [f"∂target/∂{label_of(t)} = {text(r) if r is not None else 'None'}"
                        for t, r in zip(e.sources, e.results)]
             board.delta["results"] = results
             recv = [gid[by_raw[t].id] for t, r in zip(e.sources, e.results) if r is not None and t in by_raw]
@@ -244,14 +259,15 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             n = by_raw.get(e.variable)
             name = L.shorten(L.clean((e.name or "variable").split(":")[0]))
             if n is not None:
-                board.delta["vals"].append([n.id, fmt_short(e.value)])
+                board.delta["vals"].append([n.id, box(e.value)])
             board.step("update", f"{name} updated ({e.how})", node=gid[n.id] if n is not None else None,
-                       lines=[f"{name} ← {fmt_value(e.value)}",
+                       lines=[f"{name} ← {text(e.value)}",
                               "State changes are not recorded: the next step starts a new tape."])
+    rows = _rows(board.steps, len(nodes))
     return {
         "title": title or "Automatic differentiation, step by step",
         "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
-                   "box": n.box,
+                   "box": n.box, "rows": rows[n.id],
                    "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw}
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
@@ -259,6 +275,21 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                   for k, e in enumerate(model.edges)],
         "steps": board.steps,
     }
+
+
+def _rows(steps, n: int) -> list:
+    """Per node: ``[value lines, gradient lines, widest line]`` over every step (how large its box is)."""
+    rows = [[1, 1, 0] for _ in range(n)]
+    for st in steps:
+        for col, key in enumerate(("vals", "grads")):
+            for k, text in st.get(key, ()):
+                parts = text.split("\n")
+                r = rows[k]
+                r[col] = max(r[col], len(parts))
+                # a one-step "+= c → total" line and a value in words are squeezed to the box, not widened for
+                r[2] = max(r[2], max((len(p) for p in parts if len(parts) > 1 or not
+                                      (p.startswith("+= ") or " values, mean " in p)), default=0))
+    return rows
 
 
 def _following(events, i, tape, node):
@@ -280,19 +311,20 @@ def _following(events, i, tape, node):
 def _panel_row(board: _Board, panel: dict, n: M.Node, name: str, a: ev.Accumulate) -> dict:
     """Add an accumulation to the gradient table and the node's text; returns the row."""
     row = panel.setdefault(n.id, {"terms": []})
-    row["terms"].append(fmt_value(a.contribution))
-    total, short = fmt_value(a.total), fmt_short(a.total)
+    row["terms"].append(board.text(a.contribution))
+    total, short, term = board.text(a.total), board.box(a.total), board.box(a.contribution)
     board.delta["panel"].append({"key": f"n{n.id}", "name": name, "term": row["terms"][-1], "total": total,
                                  "count": a.count})
     if a.count > 1:  # shown once as "+=", then settles into the running total
-        board.delta["grads"].append([n.id, f"+= {fmt_short(a.contribution)} → {short}"])
+        board.delta["grads"].append([n.id, f"+= {term} → {short}" if "\n" not in term + short
+                                     else f"+= {term}\n→ {short}"])
         board.settle[n.id] = short
     else:
         board.delta["grads"].append([n.id, short])
     return row
 
 
-def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
+def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of, text=fmt_value, digits: int = DIGITS):
     """The local rule with its numbers, one line per input that receives a gradient.
 
     The formula and partial derivatives come from the op event (the table of
@@ -306,10 +338,10 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
     u = scalar(up)
     numbers = {"upstream": u, "local": [], "sent": []}
     vals = [scalar(v) for v in op.in_values]
-    where = ", ".join(W.operand(i, label_of(tid), fmt_number(vals[i]) if vals[i] is not None else "")
+    where = ", ".join(W.operand(i, label_of(tid), fmt_number(vals[i], digits) if vals[i] is not None else "")
                       for i, tid in enumerate(op.inputs))
     lines = [W.formula(op.op_type, expr) + (f"   with {where}" if where else ""),
-             f"upstream gradient = {fmt_value(up)}"]
+             f"upstream gradient = {text(up)}"]
     for i, (tid, g) in enumerate(zip(op.inputs, step.grads)):
         sym = partials[i] if i < len(partials) else None
         local = local_derivative(up, g)
@@ -318,7 +350,7 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
         if g is None:
             lines.append(W.nothing_sent(label_of(tid)))
             continue
-        head, tail = W.rule_sentence(W.partial_name(expr, op.op_type, i), sym, local, fmt_value(up), fmt_value(g),
+        head, tail = W.rule_sentence(W.partial_name(expr, op.op_type, i), sym, local, text(up), text(g),
                                      label_of(tid))
         lines += [head, "   " + tail] if head else [tail]
         shape = tuple(op.in_shapes[i]) if i < len(op.in_shapes) else None
