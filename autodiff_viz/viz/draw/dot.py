@@ -135,6 +135,7 @@ class _Writer:
         self.mark_legend = "where the gradient path breaks"
         self.present: set = set()      # legend keys the picture uses
         self.edge_labels = False       # some arrow carries a gradient
+        self.edge_example = ""         # the first gradient written on an arrow, for the legend
         self._layers = None            # the boxes' sizes by rank, once (see _graph_size)
 
     def out(self, line, depth=1):
@@ -395,7 +396,9 @@ class _Writer:
             self.edge_labels = True
             key = next((k for k, g in e.grads.items() if g is e.grad), None)
             who = f"{self.call_tag(key)} " if self.many_grads and key is not None else ""
-            attrs.append(f'label=<<font color="{_look.GRADIENT}">∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}</font>>')
+            sent = fmt_value(e.grad, self.digits)  # the boxes' precision: one rule for every number drawn
+            self.edge_example = self.edge_example or who + sent
+            attrs.append(f'label=<<font color="{_look.GRADIENT}">∂ {who}{esc(sent, L.TITLE_LIMIT)}</font>>')
         attrs += [f'color="{color}"', f"penwidth={width}"]
         if style != "solid":
             attrs.append(f"style={style}")

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ..text import labels as L
+from ..text.numbers import fmt_lines
 from . import look as _look
 from .boxes import NBSP, esc
 from .look import GREY, LOOKS
@@ -43,11 +44,12 @@ def entries(w, compact: bool = False) -> list:
             out.append((swatch(lk, text), text, False))
     grad = f'<font color="{_look.GRADIENT}">'
     if "grad" in present:
-        out.append((f"{grad}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
-                    "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
+        text = f"in a box: the gradient of {of} with respect to that tensor" + _here(*box_example(w))
+        out.append((f"{grad}∂</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ {text}", True))
     if w.edge_labels:
-        text = "on an arrow: the gradient the backward pass sent back along it"
-        out.append((f"{grad}∂ 3.0</font>{NBSP}{text}", f"∂ 3.0 {text}", True))
+        text = ("on an arrow: the gradient the backward pass sent back along it"
+                + _here(w.edge_example if len(w.edge_example) <= EXAMPLE_CHARS else ""))
+        out.append((f"{grad}∂</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ {text}", True))
     if w.many_grads:
         tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if w.many_calls
                      else ("T2", "computed by the gradient() call of tape T2"))
@@ -72,8 +74,10 @@ def compact_entries(w) -> list:
     grad = f'<font color="{_look.GRADIENT}">'
     for key in COMPACT_ORDER:
         if key == "grad" and ("grad" in w.present or w.edge_labels):
-            text = f"{grad}∂ 6.0</font>{NBSP}gradient"
-            out.append((f'<td border="0" cellpadding="3"><font point-size="10">{text}</font></td>', "∂ 6.0 gradient",
+            ex = box_example(w)[0]
+            ex = f" {esc(ex)}" if ex else ""
+            text = f"{grad}∂{ex}</font>{NBSP}gradient"
+            out.append((f'<td border="0" cellpadding="3"><font point-size="10">{text}</font></td>', f"∂{ex} gradient",
                         False))
         elif key == "calls" and w.many_grads:
             tag, text = (("T1#2", "tape T1's 2nd gradient() call") if w.many_calls else ("T2", "tape T2's gradient()"))
@@ -84,6 +88,30 @@ def compact_entries(w) -> list:
             text = esc(word, L.TITLE_LIMIT, "end")
             out.append((swatch(LOOKS[key], text), text, False))
     return out
+
+
+EXAMPLE_CHARS = 12  # a legend's example number no longer than this; else the legend shows none
+
+
+def box_example(w) -> tuple[str, str]:
+    """A gradient the picture shows in a box, for the legend to point at: ``("6.0", "x")`` (its text
+    and the box's name), a source's one-number gradient first, else any box's; ``("", "")`` when
+    the picture has none (the legend then shows no number, never one that is not in the picture)."""
+    nodes = w.m.nodes
+    for n in [n for n in nodes if n.watched is not None] + list(nodes):
+        for key, g in n.grads.items():
+            if g is not None and g.size == 1 and g.complete and w.values and not n.dimmed:
+                text = fmt_lines(g, w.digits)[0]
+                if len(text) <= EXAMPLE_CHARS:  # written as the box writes it, with its call's tag
+                    return (f"{w.call_tag(key)} " if w.many_grads else "") + text, n.label
+    return "", ""
+
+
+def _here(number: str, at: str = "") -> str:
+    """`` (here ∂ 6.0 at x)``: where the picture shows such a number; nothing without one."""
+    if not number:
+        return ""
+    return f" (here ∂ {number}{' at ' + L.shorten(L.clean(at), 24) if at else ''})"
 
 
 def swatch(lk, text) -> str:
