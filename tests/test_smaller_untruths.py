@@ -52,3 +52,38 @@ def test_arrows_use_the_boxes_precision():
     arrows = re.findall(r'-> n\d+ \[label=<<font color="[^"]+">∂ ([^<]+)</font>>', src)
     assert "0.333333" in arrows                      # 6 digits, as the boxes are asked to show
     assert f"∂ {2 / 3 + 1:.6g}" in src               # x's box: 2x + 1 at 6 digits
+
+
+def _two_dense_layers_in_a_loop():
+    x = ad.constant([[1.0, 2.0, 3.0]])
+    hidden, output = ad.keras.layers.Dense(2), ad.keras.layers.Dense(2, name="output")
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            h = x
+            for layer in [hidden, output]:
+                h = layer(h)
+        t.gradient(h, hidden.trainable_variables + output.trainable_variables)
+    return tr, hidden, output
+
+
+def test_variables_are_named_with_their_layer_in_graph_and_player():
+    tr, hidden, output = _two_dense_layers_in_a_loop()
+    for labels in ([n.label for n in ad.viz.graph(tr).model.nodes], [n["label"] for n in ad.viz.animate(tr).nodes]):
+        leaves = [lab for lab in labels if lab.endswith(("kernel", "bias"))]
+        assert sorted(leaves) == sorted([f"{hidden.name}/kernel", f"{hidden.name}/bias", "output/kernel",
+                                         "output/bias"])
+
+
+def test_a_loop_variable_never_names_a_layers_op():
+    tr, hidden, output = _two_dense_layers_in_a_loop()
+    nodes = ad.viz.graph(tr).model.nodes
+    assert "h" not in [n.label for n in nodes]
+    last = [n for n in nodes if n.scope == "output" and n.op == "Add"]
+    assert [n.label for n in last] == ["Add"]
+    # a name outside any layer is still the caller's
+    x = ad.Variable(2.0, name="x")
+    with ad.trace() as tr2:
+        with ad.GradientTape() as t:
+            loss = x * x
+        t.gradient(loss, x)
+    assert [n.label for n in ad.viz.graph(tr2).model.nodes] == ["x", "loss"]

@@ -64,6 +64,7 @@ def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False
         from .source import UNTRACED_HINT  # one sentence, said where sources are read
 
         model.remarks.append(UNTRACED_HINT)
+    _distinct_variables(model, b)
     if subscripts:
         _distinct_labels(model, b)
     _mark_path(model, b, target, sources, gradient)
@@ -284,7 +285,7 @@ _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 def _distinct_labels(model: GraphModel, b: _Builder):
-    """Mul₁, Mul₂... for ops of one type (and const₁, const₂...); ``scope/kernel`` for variables of one name."""
+    """Mul₁, Mul₂... for ops of one type (and const₁, const₂...)."""
     given = {n.id for n in model.nodes if n._raw in b.given}
     count: dict[str, int] = {}
     numbered = (OP, CONSTANT)
@@ -296,6 +297,12 @@ def _distinct_labels(model: GraphModel, b: _Builder):
         if n.kind in numbered and n.id not in given and count[n.label] > 1:
             seen[n.label] = seen.get(n.label, 0) + 1
             n.label = n.label + str(seen[n.label]).translate(_SUBSCRIPTS)
+
+
+def _distinct_variables(model: GraphModel, b: _Builder):
+    """``dense/kernel``, ``output/kernel``: variables of one name told apart by the scope (the layer)
+    of the op that first uses them, in every view."""
+    given = {n.id for n in model.nodes if n._raw in b.given}
     leaves: dict[str, int] = {}
     for n in model.nodes:
         if n.kind == VARIABLE:
