@@ -87,3 +87,38 @@ def test_a_loop_variable_never_names_a_layers_op():
             loss = x * x
         t.gradient(loss, x)
     assert [n.label for n in ad.viz.graph(tr2).model.nodes] == ["x", "loss"]
+
+
+def _nested_square():
+    x = ad.Variable(3.0, name="x")
+    with ad.trace() as tr:
+        with ad.GradientTape() as outer:
+            with ad.GradientTape() as inner:
+                y = x * x * x
+            dy_dx = inner.gradient(y, x)
+        d2 = outer.gradient(dy_dx, x)
+    return tr, y, dy_dx, d2
+
+
+def test_the_backward_seed_is_drawn_and_explained_as_d_target_d_target():
+    tr, y, dy_dx, d2 = _nested_square()
+    assert float(dy_dx) == 27.0 and float(d2) == 18.0          # 3x², 6x at 3
+    g = ad.viz.graph(tr, names={"y": y, "dy_dx": dy_dx})
+    seeds = [n for n in g.model.nodes if n.seed_of is not None]
+    assert [(n.label, n.seed_of) for n in seeds] == [("∂y/∂y", "y")]
+    assert seeds[0].value.array().tolist() == 1.0
+    assert "const" not in [n.label for n in g.model.nodes]
+    text = _legend_text(g.source)
+    assert "∂y/∂y = 1: the seed, the gradient of y with respect to itself, where the backward pass starts" in text
+    anim = ad.viz.animate(tr, names={"y": y, "dy_dx": dy_dx})
+    k = [n["label"] for n in anim.nodes].index("∂y/∂y")
+    what = dict(anim.data["details"]["nodes"][k])["what"][0]
+    assert what.startswith("the seed of a backward pass: ∂y/∂y = 1")
+
+
+def test_the_seed_event_names_the_seed_tensor():
+    tr, *_ = _nested_square()
+    seeds = [e for e in tr.events if e.kind == "accumulate" and e.node is None]
+    assert seeds and all(e.seed is not None for e in seeds)
+    used = {i for e in tr.events if e.kind == "op" for i in e.inputs}
+    assert seeds[0].seed in used          # the outer tape recorded an op reading it

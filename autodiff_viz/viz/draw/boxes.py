@@ -101,6 +101,8 @@ def label(w, n: M.Node) -> str:
         shape = meta(w, n)
         if shape:
             rows.append(f"{small}{esc(shape, L.TITLE_LIMIT)}</font>")
+    if n.seed_of is not None:
+        w.present.add("seed")
     if w.values and n.value is not None and n.kind not in (M.NUMPY,):
         rows.append(_block("= ", value_lines(w, n.value)))
     color = DIM if dim else VERMILLION

@@ -50,6 +50,11 @@ def entries(w, compact: bool = False) -> list:
         text = ("on an arrow: the gradient the backward pass sent back along it"
                 + _here(w.edge_example if len(w.edge_example) <= EXAMPLE_CHARS else ""))
         out.append((f"{grad}∂</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ {text}", True))
+    seeds = sorted({n.seed_of for n in w.m.nodes if n.seed_of is not None}) if "seed" in present else []
+    for t in seeds:
+        t = L.shorten(L.clean(t), 24)
+        text = f"∂{t}/∂{t} = 1: the seed, the gradient of {t} with respect to itself, where the backward pass starts"
+        out.append((esc(text, L.TITLE_LIMIT), text, True))
     if w.many_grads:
         tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if w.many_calls
                      else ("T2", "computed by the gradient() call of tape T2"))

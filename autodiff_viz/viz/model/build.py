@@ -93,6 +93,7 @@ class _Builder:
         self.gradients: list[Gradient] = []
         self.watch: dict[int, ev.Watch] = {}
         self.names: dict[int, str] = {}
+        self.seeds: dict[int, int] = {}        # a backward pass's seed tensor id -> its target's id
         self.scopes: dict[str, None] = {}
 
     # -- numbering ------------------------------------------------------------
@@ -134,6 +135,11 @@ class _Builder:
             self.letters += raw not in self.labels
         else:
             kind, label = CONSTANT, self.labels.get(raw, "const")
+        seed_of = None
+        if kind == CONSTANT and raw in self.seeds:  # what an outer tape saw of a backward pass's seed
+            target = self.by_raw_tensor.get(self.seeds[raw])
+            seed_of = target.label if target is not None else "target"
+            label = f"∂{seed_of}/∂{seed_of}"
         label = self.given.get(raw, label)
         node = self.new_node(kind=kind, label=label, tensor=self.tnum(raw), shape=tuple(shape), dtype=dtype,
                              value=value if value is not None else (w.value if w else None), _raw=raw)
@@ -144,6 +150,7 @@ class _Builder:
                 node.value = w.value
         elif kind == VARIABLE:
             node.trainable = False
+        node.seed_of = seed_of
         self.by_raw_tensor[raw] = node
         return node
 
@@ -168,6 +175,8 @@ class _Builder:
                         self.labels[i] = lab
             elif isinstance(e, ev.State) and e.name:
                 self.names[e.variable] = e.name
+            elif isinstance(e, ev.Accumulate) and e.node is None and e.seed is not None:
+                self.seeds[e.seed] = e.tensor
         for e in events:
             t = self.tape_index(e.tape)
             if isinstance(e, ev.TapeBegin):

@@ -62,6 +62,7 @@ class Node:
     broken: bool = False                # explain(): the gradient path breaks at this node
     members: tuple = ()                 # SCOPE: ids the folded ops had in the unfolded model
     op_types: tuple = ()                # SCOPE: op types inside, in order, deduplicated
+    seed_of: str | None = None          # CONSTANT: the seed of a backward pass, ∂t/∂t = 1 for the target t named
     formula: str = ""                   # OP: the op in its inputs a, b... ("a · b"), from the primitive table
     partials: tuple = ()                # OP: each input's partial derivative ("b", "a")
     _raw: object = None                 # the event tensor id this node stands for (for matching, not for display)
