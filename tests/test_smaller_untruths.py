@@ -122,3 +122,43 @@ def test_the_seed_event_names_the_seed_tensor():
     assert seeds and all(e.seed is not None for e in seeds)
     used = {i for e in tr.events if e.kind == "op" for i in e.inputs}
     assert seeds[0].seed in used          # the outer tape recorded an op reading it
+
+
+def test_a_custom_gradient_box_is_named_after_its_function():
+    @ad.custom_gradient
+    def clip_gradients(y):
+        def backward(dy):
+            return ad.clip_by_norm(dy, 0.5)
+        return y, backward
+
+    x = ad.Variable(3.0, name="x")
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            z = clip_gradients(x * x)
+        g = t.gradient(z, x)
+    assert float(g) == 2 * 3.0 * 0.5     # d(x²)/dx · the clipped upstream 0.5
+    graph_nodes = ad.viz.graph(tr).model.nodes
+    assert [n.op for n in graph_nodes if n.kind == "op"] == ["Mul", "clip_gradients"]
+    anim = ad.viz.animate(tr, names={"z": z})
+    assert "IdentityN" not in anim.to_json()
+    rule = next(s for s in anim.steps if s["title"] == "Backward step 1: z")["lines"]
+    assert rule[0].startswith("clip_gradients: ") and "custom gradient" in rule[0]
+    assert anim.steps[-1]["lines"] == ["∂target/∂x = 3.0"]
+
+
+def test_an_op_no_gradient_can_reach_is_off_the_path():
+    # sigmoid_cross_entropy_with_logits compares logits >= 0 (a bool) to pick its stable branch
+    logits = ad.Variable([0.5, -1.0], name="logits")
+    labels = ad.constant([1.0, 0.0])
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            loss = ad.reduce_sum(ad.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
+        g = t.gradient(loss, logits)
+    sigmoid = 1.0 / (1.0 + np.exp(-np.array([0.5, -1.0])))
+    np.testing.assert_allclose(g.numpy(), sigmoid - np.array([1.0, 0.0]), rtol=1e-6)   # σ(x) - labels
+    graph = ad.viz.graph(tr)
+    compare = [n for n in graph.model.nodes if n.dtype == "bool"]
+    assert [n.op for n in compare] == ["GreaterEqual"]
+    assert not compare[0].on_path and compare[0].dimmed and not compare[0].grads
+    assert "not computed yet" not in graph.source
+    assert all(n.on_path for n in graph.model.nodes if n.kind == "op" and n.dtype == "float32")

@@ -36,6 +36,7 @@ from ...traces import check
 from .fold import _collapse
 from .graph import (CONSTANT, NUMPY, OP, SKIPPED, VARIABLE, WATCHED, Edge, Gradient, GraphModel, Node, Tape)
 from .path import _mark_path, _prune
+from ..text import words as W
 
 
 def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False, collapse=False, names=None,
@@ -255,7 +256,8 @@ class _Builder:
             ins = [self.leaf(i, shape, dt, val, nm) if self.by_raw_tensor.get(i) is None
                    or self.by_raw_tensor[i].is_leaf else self.by_raw_tensor[i]
                    for i, shape, dt, val, nm in _zip_inputs(e)]
-            node = self.new_node(kind=OP, label=self.given.get(e.output, e.op_type), op=e.op_type,
+            shown = W.op_name(e.op_type, e.attrs)  # a custom_gradient box: the function's name
+            node = self.new_node(kind=OP, label=self.given.get(e.output, shown), op=shown,
                                  tensor=self.tnum(e.output),
                                  shape=tuple(e.shape), dtype=e.dtype, value=e.value, scope=e.scope,
                                  formula=e.formula, partials=tuple(e.partials), _raw=e.output)

@@ -181,8 +181,18 @@ class GraphModel:
         return next((t for t in self.tapes if t.index == index), None)
 
 
-def reachable(model: GraphModel, start, forward=True, kinds=("data",)) -> set:
-    """Node ids reached from ``start`` along edges of ``kinds`` (backwards with ``forward=False``).
+def carries_gradient(dtype: str) -> bool:
+    """Whether a tensor of this dtype can carry a gradient (floating or complex; unknown counts as yes).
+
+    >>> carries_gradient("float32"), carries_gradient("bool"), carries_gradient("int32"), carries_gradient("")
+    (True, False, False, True)
+    """
+    return not dtype or dtype.startswith(("float", "bfloat", "half", "double", "complex"))
+
+
+def reachable(model: GraphModel, start, forward=True, kinds=("data",), blocked=()) -> set:
+    """Node ids reached from ``start`` along edges of ``kinds`` (backwards with ``forward=False``),
+    never entering a node in ``blocked``.
 
     The one walk of the graph: paths, explanations and marks all use it.
     """
@@ -195,7 +205,7 @@ def reachable(model: GraphModel, start, forward=True, kinds=("data",)) -> set:
     stack = list(seen)
     while stack:
         for b in nxt.get(stack.pop(), ()):
-            if b not in seen:
+            if b not in seen and b not in blocked:
                 seen.add(b)
                 stack.append(b)
     return seen

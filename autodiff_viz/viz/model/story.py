@@ -171,7 +171,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             b["vals"].append([node.id, box(e.value)])
             args = ", ".join(label_of(t) + (f" = {text(v)}" if v is not None and text(v) != label_of(t)
                                             else "") for t, v in zip(e.inputs, e.in_values))
-            lines = [f"{e.op_type}({args})", f"= {text(e.value)}"]
+            lines = [f"{W.op_name(e.op_type, e.attrs)}({args})", f"= {text(e.value)}"]
             if e.shape:
                 lines.append(f"shape {tuple(e.shape)}, {e.dtype}")
             if e.during is None:
@@ -340,7 +340,7 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of, text=fmt_value, digi
     vals = [scalar(v) for v in op.in_values]
     where = ", ".join(W.operand(i, label_of(tid), fmt_number(vals[i], digits) if vals[i] is not None else "")
                       for i, tid in enumerate(op.inputs))
-    lines = [W.formula(op.op_type, expr) + (f"   with {where}" if where else ""),
+    lines = [W.formula(W.op_name(op.op_type, op.attrs), expr) + (f"   with {where}" if where else ""),
              f"upstream gradient = {text(up)}"]
     for i, (tid, g) in enumerate(zip(op.inputs, step.grads)):
         sym = partials[i] if i < len(partials) else None
@@ -350,7 +350,7 @@ def _rule_lines(op: ev.Op, step: ev.BackwardStep, label_of, text=fmt_value, digi
         if g is None:
             lines.append(W.nothing_sent(label_of(tid)))
             continue
-        head, tail = W.rule_sentence(W.partial_name(expr, op.op_type, i), sym, local, text(up), text(g),
+        head, tail = W.rule_sentence(W.partial_name(expr, W.op_name(op.op_type, op.attrs), i), sym, local, text(up), text(g),
                                      label_of(tid))
         lines += [head, "   " + tail] if head else [tail]
         shape = tuple(op.in_shapes[i]) if i < len(op.in_shapes) else None
