@@ -277,7 +277,8 @@ def draw(model: _model.GraphModel, **options) -> Graph:
 def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune=None, gradient=-1,
           rankdir: str = "auto", legend: bool = True, values: bool = True, digits: int = 4,
           title: str | None = None, mark=None, mark_legend: str | None = None, names=None,
-          detail: str = "classroom", tape_notes: bool | None = None, style: str = "default") -> Graph:
+          detail: str = "classroom", tape_notes: bool | None = None, style: str = "default",
+          gradient_size: bool | None = None) -> Graph:
     """Draw what a tape recorded.
 
     ``source``: a ``GradientTape``, a ``Trace`` (or a list of events), or a
@@ -310,7 +311,11 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     …"); by default shown with the legend, so ``legend=False`` drops both.
     ``style="slide"``: a picture for a slide: a compact legend, no tape
     notes, larger text, a 16:9 white canvas (``g.save("slide.png")``).
-    ``rankdir``: ``"auto"`` runs the graph left to right or top to bottom,
+    ``gradient_size``: each arrow on the gradient path as wide as the
+    gradient it carries (its largest ``|∂|``), on a log scale, with the widest
+    and narrowest sizes in the legend; by default (``None``) where the sizes
+    span two powers of ten or more, so vanishing and exploding gradients show
+    at a glance.  ``rankdir``: ``"auto"`` runs the graph left to right or top to bottom,
     whichever fills a 16:9 slide larger; ``"LR"``, ``"TB"``, ``"RL"``, ``"BT"``
     force one.  A graph too big for a slide is drawn at its own size; inline
     its SVG shrinks to the width of the notebook cell (draw less with
@@ -345,7 +350,8 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
         _fold.fold_middle(model, FOLD_KEEP, FOLD_NOTE.format(total=len(model.nodes), edges=len(model.edges),
                                                               max_nodes=MAX_NODES, max_edges=MAX_EDGES))
     return draw(model, rankdir=rankdir, legend=legend, values=values, digits=digits, title=title,
-                mark_legend=mark_legend, detail=detail, tape_notes=tape_notes, style=style)
+                mark_legend=mark_legend, detail=detail, tape_notes=tape_notes, style=style,
+                gradient_size=gradient_size)
 
 
 def _mark(model, mark):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..text import labels as L
 from ..text.numbers import fmt_lines
 from . import look as _look
+from . import weight as _weight
 from .boxes import NBSP, esc
 from .look import GREY, LOOKS
 
@@ -50,6 +51,9 @@ def entries(w, compact: bool = False) -> list:
         text = ("on an arrow: the gradient the backward pass sent back along it"
                 + _here(w.edge_example if len(w.edge_example) <= EXAMPLE_CHARS else ""))
         out.append((f"{grad}∂</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ {text}", True))
+    if w.weights:
+        text = _weight.legend_text([v for k, v in enumerate(w.sizes) if k in w.weights], w.digits)
+        out.append((esc(text, L.TITLE_LIMIT), text, True))
     seeds = sorted({n.seed_of for n in w.m.nodes if n.seed_of is not None}) if "seed" in present else []
     for t in seeds:
         t = L.shorten(L.clean(t), 24)
