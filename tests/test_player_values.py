@@ -1,5 +1,7 @@
 """The player shows what the graph shows: tensors of up to ``max_items`` values in full (a matrix one
 row per line), ``digits=`` for every number, boxes sized to their text; linked details follow the slider."""
+import json
+
 import numpy as np
 import pytest
 
@@ -130,4 +132,71 @@ def test_linked_details_follow_the_slider(browser, tmp_path):
     page.keyboard.press("End")
     assert page.errors == []
     assert grads.endswith(": 1.0")      # ∂f/∂(x·x) = 1 at every point
+    page.close()
+
+
+def _logistic_trace():
+    logits = ad.Variable([0.5, -1.0], name="logits")
+    labels = ad.constant([1.0, 0.0])
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            loss = ad.reduce_sum(ad.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
+        t.gradient(loss, logits)
+    return tr, {"loss": loss, "labels": labels}
+
+
+def test_collapse_folds_a_scope_into_one_box_one_forward_and_one_backward_step():
+    tr, names = _logistic_trace()
+    whole = ad.viz.animate(tr, names=names)
+    anim = ad.viz.animate(tr, names=names, collapse=True)
+    assert [s["phase"] for s in anim.steps] == ["start", "forward", "forward", "seed", "backward", "backward", "done"]
+    assert len(whole) == 22
+    box = anim.node("logistic_loss")
+    assert box["kind"] == "op" and "logistic_loss" in [n["label"] for n in anim.nodes]
+    titles = [s["title"] for s in anim.steps]
+    assert titles[1].startswith("Forward 1/2: logistic_loss (9 ops folded: GreaterEqual, SelectV2")
+    assert titles[5].startswith("Backward step 2: logistic_loss (9 ops folded")
+    # the numbers stay true: d/dlogits Σ sce = σ(logits) - labels, and the panel's terms add up to it
+    want = 1.0 / (1.0 + np.exp(-np.array([0.5, -1.0]))) - np.array([1.0, 0.0])
+    row = next(r for r in anim.steps[-1]["panel"] if r["name"] == "logits")
+    terms = [np.array(json.loads(t)) for t in row["terms"]]   # the storyboard's own text, e.g. "[-1.0, 0.0]"
+    np.testing.assert_allclose(sum(terms), want, atol=1e-4)
+    assert anim.steps[-1]["lines"] == [f"∂target/∂logits = [{want[0]:.4g}, {want[1]:.4g}]"]
+    assert anim.steps[-1]["lines"] == whole.steps[-1]["lines"]
+    # only the arrows that carried a gradient light up: from logits, not from the labels or constants
+    back = anim.steps[5]
+    lit = {anim.data["edges"][k]["from"] for k in back["edges"]}
+    assert lit == {anim.node("logits")["id"]}
+    assert all(e["label"] == "" for e in anim.data["edges"] if e["to"] == box["id"])
+
+
+def test_collapse_a_list_folds_only_those_scopes_and_a_function_too():
+    tr, names = _logistic_trace()
+    assert len(ad.viz.animate(tr, names=names, collapse=["no_such_scope"])) == 22
+    assert len(ad.viz.animate(tr, names=names, collapse=["logistic_loss"])) == 7
+
+    def f(x):
+        with ad.name_scope("square"):
+            y = x * x + 1.0
+        return y * 3.0
+
+    anim = ad.viz.animate(f, 2.0, collapse=True, points=5)
+    assert [n["label"] for n in anim.nodes].count("square") == 1
+    assert anim.steps[-1]["lines"] == ["∂target/∂x = 12.0"]      # d(3(x²+1))/dx = 6x at 2
+    k = [n["label"] for n in anim.nodes].index("square")
+    base = anim.data["linked"]["base"]
+    assert anim.data["linked"]["val"][base][k] == 5.0               # the box's value: x² + 1 at 2
+
+
+@pytest.mark.browser
+def test_a_folded_player_steps_in_the_browser(browser, tmp_path):
+    tr, names = _logistic_trace()
+    path = tmp_path / "folded.html"
+    ad.viz.animate(tr, names=names, collapse=True).save(path)
+    page = open_widget_page(browser, path)
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowLeft")
+    assert page.locator(".adv-step-title").text_content().startswith("Backward step 2: logistic_loss")
+    assert page.locator(".adv-current").get_attribute("data-label") == "logistic_loss"
+    assert page.errors == []
     page.close()

@@ -292,7 +292,7 @@ def _which_input(vary, labels) -> int:
 
 
 def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, span=None, points=21,
-            linked=None, digits: int = 4, max_items: int = FULL_ITEMS) -> Animation:
+            linked=None, digits: int = 4, max_items: int = FULL_ITEMS, collapse=False) -> Animation:
     """Animate the forward and backward passes of ``source``, step by step.
 
     ``source`` is a trace (``with ad.trace() as tr:``), a tape (the trace
@@ -316,7 +316,10 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     tensor of up to ``max_items`` values in full (a matrix one row per line),
     a larger one in words (a trace keeps the first ``events.HEAD`` = 16
     values of a tensor, so at most 16); every number with ``digits`` significant digits,
-    in the boxes, the step texts and the gradient table alike.
+    in the boxes, the step texts and the gradient table alike.  ``collapse``
+    folds name scopes (and Modules, Keras layers) as ``graph`` does: ``True``
+    every top-level scope, a list only those; a folded scope is one box, one
+    forward step and one backward step for its run of rules.
 
     >>> import autodiff_viz as ad
     >>> anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
@@ -328,11 +331,12 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     shown = {"digits": A.whole("animate", "digits", digits, low=1, high=17),
              "max_items": A.whole("animate", "max_items", max_items, low=1, high=_events.HEAD)}
     if callable(source) and not _source.is_event_list(source) and not _source.rec.is_tape(source):
-        return _animate_function(source, args, names, title, rankdir, vary, span, points, linked, shown)
+        return _animate_function(source, args, names, title, rankdir, vary, span, points, linked,
+                                 dict(shown, collapse=collapse))
     found = _source.events_of(source, family=True)
     labels = {} if names is False else _source.caller_names(_source.nameable_ids(found.events))
     labels.update(_source.name_map(names or None))
-    model = _build.build(found.events, names=labels, subscripts=True, traced=found.traced)
+    model = _build.build(found.events, names=labels, subscripts=True, traced=found.traced, collapse=collapse)
     story = _story.build_story(found.events, model, title, **shown)
     story["details"] = _details.node_details(model)
     _lay_out(story, rankdir)

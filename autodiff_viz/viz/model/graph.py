@@ -61,6 +61,7 @@ class Node:
     dimmed: bool = False                # a target is known and this node is not on its path
     broken: bool = False                # explain(): the gradient path breaks at this node
     members: tuple = ()                 # SCOPE: ids the folded ops had in the unfolded model
+    folds: tuple = ()                   # SCOPE: the event tensor ids of the folded ops' outputs, in order
     op_types: tuple = ()                # SCOPE: op types inside, in order, deduplicated
     seed_of: str | None = None          # CONSTANT: the seed of a backward pass, ∂t/∂t = 1 for the target t named
     formula: str = ""                   # OP: the op in its inputs a, b... ("a · b"), from the primitive table

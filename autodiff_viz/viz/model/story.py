@@ -35,6 +35,7 @@ from ..._shape import broadcast_axes
 from ..text import labels as L
 from ..text import words as W
 from . import graph as M
+from . import story_fold as F
 from ..text.numbers import DIGITS, FULL_ITEMS, fmt_box, fmt_number, fmt_value, scalar
 
 
@@ -113,7 +114,11 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
     """
     events = list(getattr(events, "events", events))
     nodes = model.nodes
-    by_raw = {n._raw: n for n in nodes if n.kind != M.NUMPY}
+    by_raw = {n._raw: n for n in nodes if n.kind not in (M.NUMPY, M.SCOPE)}
+    inside = F.folded_outputs(nodes)   # a folded name scope: its ops' outputs -> its box
+    by_raw.update({raw: n for raw, n in inside.items() if raw not in by_raw})
+    last_op = F.last_forward(events, inside)
+    folding: dict = {}                 # a folded box's run of rules so far: recv, lines, totals
     numpy_sinks = {}
     for e in model.edges:
         if e.kind == "leave":
@@ -144,10 +149,11 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
     for e in events:
         if e.kind == "op":
             op_events.setdefault(e.node, e)
-    n_forward = sum(1 for e in op_events.values() if e.during is None)
+    n_forward = sum(1 for e in op_events.values() if e.during is None and e.output not in inside) + len(last_op)
     intro = ["Forward pass: each op runs and the tape records it."]
-    if len(op_events) > n_forward:
-        intro.append(f"{len(op_events) - n_forward} more ops appear later: gradient rules recorded by an outer "
+    later = sum(1 for e in op_events.values() if e.during is not None)
+    if later:
+        intro.append(f"{later} more ops appear later: gradient rules recorded by an outer "
                      "tape.")
     intro.extend(model.remarks)
     title = L.shorten(L.clean(title), L.TITLE_LIMIT, "end") if title else None
@@ -166,6 +172,9 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                 continue
             seen_ops.add(e.node)
             node = by_raw[e.output]
+            folded = e.output in inside
+            if folded and last_op.get(node.id) != e.output:
+                continue  # a folded box is one step, at its last op
             b = board.delta
             b["alive"].append(node.id)
             b["vals"].append([node.id, box(e.value)])
@@ -176,7 +185,11 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                 lines.append(f"shape {tuple(e.shape)}, {e.dtype}")
             if e.during is None:
                 fwd_count += 1
-                head = f"Forward {fwd_count}/{n_forward}: {shown[node.id]}"
+                head = f"Forward {fwd_count}/{n_forward}: " + (F.folded_title(node, shown[node.id]) if folded
+                                                              else shown[node.id])
+                if folded:
+                    lines = [f"{len(node.members)} ops of name scope {shown[node.id]} ran; its last gave",
+                             f"= {text(e.value)}", "(collapse=False shows each op)"]
             else:
                 head = f"Recorded while {tape_name(e.during)} computes gradients: {shown[node.id]}"
                 lines.append("An outer tape records the rule's ops, so it can differentiate them later.")
@@ -226,15 +239,20 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             node = by_raw.get(e.output)
             if op is None or node is None:
                 continue
-            board.delta["order"].append([node.id, str(e.step)])
+            folded = e.output in inside
+            run = folding.setdefault(node.id, {"recv": [], "lines": [], "totals": {}, "count": 0}) if folded else None
+            if run is None or not run["count"]:
+                board.delta["order"].append([node.id, str(e.step)])
             lines, numbers = _rule_lines(op, e, label_of, text, digits)
-            recv, acc_lines, totals = [], [], {}
+            recv, acc_lines, totals = ([], [], {}) if run is None else (run["recv"], run["lines"], run["totals"])
             for j in _following(events, i, e.tape, e.node):
                 a = events[j]
                 consumed.add(j)
                 n = by_raw.get(a.tensor)
                 if n is None:
                     continue
+                if n is node:
+                    continue  # inside a folded box: a gradient between its own ops
                 row = _panel_row(board, panel, n, shown[n.id], a)
                 if a.count > 1:
                     acc_lines.append(f"{shown[n.id]}: reached again, += {text(a.contribution)}: "
@@ -245,7 +263,21 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             numbers["totals"] = totals
             active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
                       and model.edges[k].index < len(e.grads) and e.grads[model.edges[k].index] is not None]
-            head = f"Backward step {e.step}: {shown[node.id]}" + (f" ({tape_name(e.tape)})" if many_tapes else "")
+            if run is not None:
+                run["count"] += 1
+                run["first"] = run.get("first", e.step)
+                if F.run_continues(events, i, node, inside):
+                    continue  # its deltas wait for the box's one step
+                folding.pop(node.id)
+                lines = [f"{run['count']} rules of name scope {shown[node.id]} ran, from its output back to its "
+                         "inputs", "(collapse=False shows each rule)"]
+                numbers = {"upstream": None, "local": [], "sent": [], "totals": totals}
+                got = set(recv)  # the arrows into the box from what its rules sent to
+                active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
+                          and model.edges[k].src in got]
+            head = (f"Backward step {run['first'] if run else e.step}: "
+                    + (F.folded_title(node, shown[node.id]) if run else shown[node.id])
+                    + (f" ({tape_name(e.tape)})" if many_tapes else ""))
             board.step("backward", head, node=gid[node.id], recv=[gid[k] for k in recv], edges=active,
                        lines=lines + acc_lines, numbers=numbers)
         elif kind == "gradient_end":
@@ -268,10 +300,12 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
         "title": title or "Automatic differentiation, step by step",
         "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
                    "box": n.box, "rows": rows[n.id],
-                   "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw}
+                   "op": n.op or shown[n.id], "shape": list(n.shape),
+                   "tensor": n.folds[-1] if n.kind == M.SCOPE and n.folds else n._raw}
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
-                   "label": W.slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
+                   "label": W.slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data"
+                   and nodes[e.dst].kind != M.SCOPE else ""}
                   for k, e in enumerate(model.edges)],
         "steps": board.steps,
     }

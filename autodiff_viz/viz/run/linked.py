@@ -25,25 +25,26 @@ from ..model import source as _source
 from ..model import story as _story
 
 
-def story_of_run(f, values, labels, dtype, title=None, keep_tensors=False, details=False, **shown):
+def story_of_run(f, values, labels, dtype, title=None, keep_tensors=False, details=False, collapse=False, **shown):
     """Run ``f`` on ``values`` under a tape; (storyboard, trace, inputs, tape).
 
     ``details``: add each node's details (:mod:`._details`) to the storyboard; ``shown``:
-    ``digits=``, ``max_items=`` as :func:`..model.story.build_story` takes them.
+    ``digits=``, ``max_items=`` as :func:`..model.story.build_story` takes them; ``collapse`` as for
+    :func:`..model.build.build`.
     """
     tr, inputs, tape = _source.run_function(f, values, dtype, keep_tensors=keep_tensors)
     names = {_source.rec.tensor_id(t): lab for t, lab in zip(inputs, labels)}
-    model = _build.build(tr.events, names=names, subscripts=True)
+    model = _build.build(tr.events, names=names, subscripts=True, collapse=collapse)
     story = _story.build_story(tr.events, model, title, **shown)
     if details:
         story["details"] = _details.node_details(model)
     return story, tr, inputs, tape
 
 
-def _node_means(f, vals, vary, x, dtype, labels):
+def _node_means(f, vals, vary, x, dtype, labels, collapse=False):
     v = list(vals)
     v[vary] = x
-    story, tr, _, _ = story_of_run(f, v, labels, dtype, keep_tensors=True)
+    story, tr, _, _ = story_of_run(f, v, labels, dtype, keep_tensors=True, collapse=collapse)
     out = []
     for n in story["nodes"]:
         t = tr.tensors.get(n["tensor"])
@@ -89,8 +90,8 @@ def linked_views(f, args, story, vary, span, points, labels, dtype, **shown) -> 
             row_val.append(_finite(arr.mean()))
             g = tape.gradient(t, inputs[vary])  # of the sum; divided by size, it is d(mean)/dx
             row_d.append(None if g is None else _finite(float(np.asarray(g.numpy())) / max(arr.size, 1)))
-        plus = _node_means(f, vals, vary, float(x) + h, dtype, labels)
-        minus = _node_means(f, vals, vary, float(x) - h, dtype, labels)
+        plus = _node_means(f, vals, vary, float(x) + h, dtype, labels, shown.get("collapse", False))
+        minus = _node_means(f, vals, vary, float(x) - h, dtype, labels, shown.get("collapse", False))
         fd = [None if p is None or m is None else _finite((p - m) / (2 * h)) for p, m in zip(plus, minus)]
         out["grid"].append(float(x))
         # The texts of every step at this point, as deltas like the main storyboard's.
