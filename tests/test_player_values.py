@@ -200,3 +200,14 @@ def test_a_folded_player_steps_in_the_browser(browser, tmp_path):
     assert page.locator(".adv-current").get_attribute("data-label") == "logistic_loss"
     assert page.errors == []
     page.close()
+
+
+def test_graph_and_player_share_max_items_and_digits():
+    tr, names = _matmul_trace()
+    for max_items, want in ((12, "[[4.5, -0.5],"), (3, "2×2 values, mean 2.88")):
+        graph = ad.viz.graph(tr, names=names, max_items=max_items, digits=3)
+        player = ad.viz.animate(tr, names=names, max_items=max_items, digits=3)
+        assert want in graph.source
+        assert _texts(player)[0]["y"].split("\n")[0] == want
+    with pytest.raises(ValueError, match="graph: max_items must be a whole number from 1 to 16, got 17"):
+        ad.viz.graph(tr, max_items=17)

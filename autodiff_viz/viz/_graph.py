@@ -32,6 +32,8 @@ from .model import fold as _fold
 from .model import graph as _model
 from .model import source as _source
 from .text import arguments as A
+from .text.numbers import FULL_ITEMS
+from .. import events as _events
 # Graphviz is run in one place, with a budget; these names stay importable from here.
 from .draw.graphviz import (  # noqa: F401
     INSTALL_HELP, GraphvizFailed, GraphvizNotFound, LayoutBudgetExceeded, _plain_labels, run_dot,
@@ -278,7 +280,7 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
           rankdir: str = "auto", legend: bool = True, values: bool = True, digits: int = 4,
           title: str | None = None, mark=None, mark_legend: str | None = None, names=None,
           detail: str = "classroom", tape_notes: bool | None = None, style: str = "default",
-          gradient_size: bool | None = None) -> Graph:
+          gradient_size: bool | None = None, max_items: int = FULL_ITEMS) -> Graph:
     """Draw what a tape recorded.
 
     ``source``: a ``GradientTape``, a ``Trace`` (or a list of events), or a
@@ -302,8 +304,10 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     ``names=False`` uses none of your names (ops are then named by their type,
     watched tensors ``x, y, z``).
 
-    ``detail``: ``"classroom"`` (op, value and gradient; tensors of up to 12
-    values in full; a legend of only what is drawn) or ``"full"`` (shapes and
+    ``detail``: ``"classroom"`` (op, value and gradient; tensors of up to
+    ``max_items`` values in full, 12 by default and at most 16, what a trace
+    keeps; ``digits`` significant digits in boxes and on arrows alike; a
+    legend of only what is drawn) or ``"full"`` (shapes and
     dtypes everywhere, how each leaf is watched, spreads of large arrays).
     ``legend``: a legend of the looks drawn, compact (a word in each box) on
     a small graph and left out when even that would be larger than the graph.
@@ -335,6 +339,7 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     ['x', 'y']
     """
     digits = A.whole("graph", "digits", digits, low=1, high=17)
+    max_items = A.whole("graph", "max_items", max_items, low=1, high=_events.HEAD)
     found = _source.events_of(source, tape)
     target_ids = _source.ids(target)
     source_ids = _source.ids(sources)
@@ -351,7 +356,7 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
                                                               max_nodes=MAX_NODES, max_edges=MAX_EDGES))
     return draw(model, rankdir=rankdir, legend=legend, values=values, digits=digits, title=title,
                 mark_legend=mark_legend, detail=detail, tape_notes=tape_notes, style=style,
-                gradient_size=gradient_size)
+                gradient_size=gradient_size, max_items=max_items)
 
 
 def _mark(model, mark):

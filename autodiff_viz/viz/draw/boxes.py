@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..model import graph as M
 from ..text import labels as L
-from ..text.numbers import FULL_ITEMS, fmt_lines, fmt_shape
+from ..text.numbers import fmt_lines, fmt_shape
 from ..text.numbers import fmt_value as _fmt_value
 from ..text.words import tape_name
 from . import look as _look
@@ -126,9 +126,9 @@ def label(w, n: M.Node) -> str:
 
 
 def value_lines(w, s) -> list:
-    if w.full and not (s.complete and s.size <= FULL_ITEMS):  # the spread of a large array
+    if w.full and not (s.complete and s.size <= w.max_items):  # the spread of a large array
         return [esc(fmt_value(s, w.digits), L.TITLE_LIMIT)]
-    return [esc(line, L.TITLE_LIMIT) for line in fmt_lines(s, w.digits)]
+    return [esc(line, L.TITLE_LIMIT) for line in fmt_lines(s, w.digits, w.max_items)]
 
 
 def tags(w, n: M.Node) -> list:

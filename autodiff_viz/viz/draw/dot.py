@@ -38,6 +38,7 @@ import html
 import re
 
 from ..text import labels as L
+from ..text.numbers import FULL_ITEMS
 from ..text.words import call_name, tape_name
 from . import layout as _layout
 from ..model import graph as M
@@ -87,7 +88,7 @@ SLIDE_FONT = {"graph": 15, "node": 14, "edge": 12}
 def to_dot(model: M.GraphModel, rankdir: str = "auto", legend: bool = True, values: bool = True,
            digits: int = 4, title: str | None = None, mark_legend: str | None = None,
            detail: str = "classroom", tape_notes: bool | None = None, style: str = "default",
-           gradient_size: bool | None = None) -> str:
+           gradient_size: bool | None = None, max_items: int = FULL_ITEMS) -> str:
     """The DOT text of a model: same model, same text (no ids or times from the engine).
 
     ``gradient_size``: arrows on the gradient path as wide as the gradient they carry, on a log
@@ -119,6 +120,7 @@ def to_dot(model: M.GraphModel, rankdir: str = "auto", legend: bool = True, valu
     if not isinstance(gradient_size, (bool, type(None))):
         raise TypeError(f"gradient_size must be True, False or None, not {L.shorten(repr(gradient_size))}")
     w = _Writer(model, digits, values, detail)
+    w.max_items = max_items
     w.weigh(gradient_size)
     w.slide = style == "slide"
     w.tape_notes = (legend and not w.slide) if tape_notes is None else tape_notes
@@ -145,6 +147,7 @@ class _Writer:
         self.edge_labels = False       # some arrow carries a gradient
         self.edge_example = ""         # the first gradient written on an arrow, for the legend
         self.weights, self.sizes = {}, []  # arrow widths by gradient size (see weigh)
+        self.max_items = FULL_ITEMS    # a tensor of up to this many values is written whole
         self._layers = None            # the boxes' sizes by rank, once (see _graph_size)
 
     def out(self, line, depth=1):
