@@ -135,7 +135,8 @@ def test_linked_details_follow_the_slider(browser, tmp_path):
     page.close()
 
 
-def _logistic_trace():
+def logistic_trace():
+    """Σ sigmoid_cross_entropy_with_logits at logits [0.5, -1] and labels [1, 0]: (trace, names)."""
     logits = ad.Variable([0.5, -1.0], name="logits")
     labels = ad.constant([1.0, 0.0])
     with ad.trace() as tr:
@@ -146,7 +147,7 @@ def _logistic_trace():
 
 
 def test_collapse_folds_a_scope_into_one_box_one_forward_and_one_backward_step():
-    tr, names = _logistic_trace()
+    tr, names = logistic_trace()
     whole = ad.viz.animate(tr, names=names)
     anim = ad.viz.animate(tr, names=names, collapse=True)
     assert [s["phase"] for s in anim.steps] == ["start", "forward", "forward", "seed", "backward", "backward", "done"]
@@ -171,7 +172,7 @@ def test_collapse_folds_a_scope_into_one_box_one_forward_and_one_backward_step()
 
 
 def test_collapse_a_list_folds_only_those_scopes_and_a_function_too():
-    tr, names = _logistic_trace()
+    tr, names = logistic_trace()
     assert len(ad.viz.animate(tr, names=names, collapse=["no_such_scope"])) == 22
     assert len(ad.viz.animate(tr, names=names, collapse=["logistic_loss"])) == 7
 
@@ -190,7 +191,7 @@ def test_collapse_a_list_folds_only_those_scopes_and_a_function_too():
 
 @pytest.mark.browser
 def test_a_folded_player_steps_in_the_browser(browser, tmp_path):
-    tr, names = _logistic_trace()
+    tr, names = logistic_trace()
     path = tmp_path / "folded.html"
     ad.viz.animate(tr, names=names, collapse=True).save(path)
     page = open_widget_page(browser, path)

@@ -4,8 +4,10 @@ import math
 import re
 
 import numpy as np
+from test_player_values import logistic_trace
 
 import autodiff_viz as ad
+from autodiff_viz import tour
 
 
 def _legend_text(source: str) -> str:
@@ -89,35 +91,26 @@ def test_a_loop_variable_never_names_a_layers_op():
     assert [n.label for n in ad.viz.graph(tr2).model.nodes] == ["x", "loss"]
 
 
-def _nested_square():
-    x = ad.Variable(3.0, name="x")
-    with ad.trace() as tr:
-        with ad.GradientTape() as outer:
-            with ad.GradientTape() as inner:
-                y = x * x * x
-            dy_dx = inner.gradient(y, x)
-        d2 = outer.gradient(dy_dx, x)
-    return tr, y, dy_dx, d2
-
-
 def test_the_backward_seed_is_drawn_and_explained_as_d_target_d_target():
-    tr, y, dy_dx, d2 = _nested_square()
-    assert float(dy_dx) == 27.0 and float(d2) == 18.0          # 3x², 6x at 3
-    g = ad.viz.graph(tr, names={"y": y, "dy_dx": dy_dx})
+    tr, names = tour.second_derivative_trace()
+    assert float(names["dy_dx"]) == 27.0                         # 3x² at 3
+    d2 = [e for e in tr.events if e.kind == "gradient_end"][-1].results[0]
+    assert d2.head[0] == 18.0                                     # 6x at 3
+    g = ad.viz.graph(tr, names=names)
     seeds = [n for n in g.model.nodes if n.seed_of is not None]
     assert [(n.label, n.seed_of) for n in seeds] == [("∂y/∂y", "y")]
     assert seeds[0].value.array().tolist() == 1.0
     assert "const" not in [n.label for n in g.model.nodes]
     text = _legend_text(g.source)
     assert "∂y/∂y = 1: the seed, the gradient of y with respect to itself, where the backward pass starts" in text
-    anim = ad.viz.animate(tr, names={"y": y, "dy_dx": dy_dx})
+    anim = ad.viz.animate(tr, names=names)
     k = [n["label"] for n in anim.nodes].index("∂y/∂y")
     what = dict(anim.data["details"]["nodes"][k])["what"][0]
     assert what.startswith("the seed of a backward pass: ∂y/∂y = 1")
 
 
 def test_the_seed_event_names_the_seed_tensor():
-    tr, *_ = _nested_square()
+    tr, _ = tour.second_derivative_trace()
     seeds = [e for e in tr.events if e.kind == "accumulate" and e.node is None]
     assert seeds and all(e.seed is not None for e in seeds)
     used = {i for e in tr.events if e.kind == "op" for i in e.inputs}
@@ -148,15 +141,11 @@ def test_a_custom_gradient_box_is_named_after_its_function():
 
 def test_an_op_no_gradient_can_reach_is_off_the_path():
     # sigmoid_cross_entropy_with_logits compares logits >= 0 (a bool) to pick its stable branch
-    logits = ad.Variable([0.5, -1.0], name="logits")
-    labels = ad.constant([1.0, 0.0])
-    with ad.trace() as tr:
-        with ad.GradientTape() as t:
-            loss = ad.reduce_sum(ad.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
-        g = t.gradient(loss, logits)
+    tr, names = logistic_trace()
+    g = [e for e in tr.events if e.kind == "gradient_end"][-1].results[0]
     sigmoid = 1.0 / (1.0 + np.exp(-np.array([0.5, -1.0])))
-    np.testing.assert_allclose(g.numpy(), sigmoid - np.array([1.0, 0.0]), rtol=1e-6)   # σ(x) - labels
-    graph = ad.viz.graph(tr)
+    np.testing.assert_allclose(g.array(), sigmoid - np.array([1.0, 0.0]), rtol=1e-6)   # σ(x) - labels
+    graph = ad.viz.graph(tr, names=names)
     compare = [n for n in graph.model.nodes if n.dtype == "bool"]
     assert [n.op for n in compare] == ["GreaterEqual"]
     assert not compare[0].on_path and compare[0].dimmed and not compare[0].grads
