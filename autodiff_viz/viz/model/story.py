@@ -320,9 +320,10 @@ def _rows(steps, n: int) -> list:
                 parts = text.split("\n")
                 r = rows[k]
                 r[col] = max(r[col], len(parts))
-                # a one-step "+= c → total" line and a value in words are squeezed to the box, not widened for
-                r[2] = max(r[2], max((len(p) for p in parts if len(parts) > 1 or not
-                                      (p.startswith("+= ") or " values, mean " in p)), default=0))
+                # a one-step "+= c → total" line is squeezed to the box, not widened for; a value in
+                # words widens it to 80% of its length (the renderers shrink text to 80% before cutting it)
+                r[2] = max(r[2], max((len(p) if len(parts) > 1 or " values, mean " not in p else int(0.8 * len(p) + 1)
+                                      for p in parts if len(parts) > 1 or not p.startswith("+= ")), default=0))
     return rows
 
 
