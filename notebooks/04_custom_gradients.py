@@ -56,9 +56,9 @@ assert float(g) == 2.0
 ad.viz.graph(tr)
 
 # %% [markdown]
-# *Picture description:* `v` feeds a `Mul` node (two arrows, `v*v`), which feeds one node named after the function,
-# `clip_gradients` (its op type, `IdentityN`, in grey beside the name): the whole custom-gradient function recorded as
-# a single node with its own rule. `v` carries the gradient 2.
+# *Picture description:* `v` feeds a `Mul` node (two arrows, `v*v`), which feeds one node, `output`, with the
+# function's name `clip_gradients` in grey beside it: the whole custom-gradient function recorded as a single node
+# with its own rule. `v` carries the gradient 2.
 #
 # ## A numerically stable rule
 #
