@@ -75,3 +75,50 @@ def test_weights_can_be_turned_off_and_stay_off_where_they_say_nothing():
 def test_a_zero_gradient_gets_the_thinnest_arrow():
     assert W.widths([0.0, 1e-3, 1.0, None]) == [W.THIN, W.THIN, W.THICK, None]
     assert W.helps([0.0, 1e-3, 1.0]) and not W.helps([0.0, 0.5, 1.0])
+
+
+def test_player_edges_carry_the_same_weights_as_the_graph():
+    tr = _sigmoid_chain(6)
+    anim = ad.viz.animate(tr)
+    graph_widths = sorted(w for _, w in _arrows(ad.viz.graph(tr).source))
+    player = sorted(e["weight"] for e in anim.data["edges"] if "weight" in e)
+    assert player == pytest.approx(graph_widths, abs=0.011) and player[0] == W.THIN and player[-1] == W.THICK
+    assert all("weight" not in e for e in ad.viz.animate(tr, gradient_size=False).data["edges"])
+    with pytest.raises(TypeError, match="animate: gradient_size must be True, False or None"):
+        ad.viz.animate(tr, gradient_size=1)
+    # a frame draws a backward step's active arrow at that width (as the browser does, × 1.25)
+    import matplotlib.pyplot as plt
+    from autodiff_viz.viz.draw.frames import FrameRenderer
+
+    step = next(k for k, s in enumerate(anim.steps) if s["phase"] == "backward" and s["edges"])
+    r = FrameRenderer(anim.data)
+    r.draw(step)
+    j = anim.steps[step]["edges"][0]
+    want = 1.25 * anim.data["edges"][j]["weight"] * r.k
+    assert r.hot_edges[j][0].get_linewidth() == pytest.approx(want, rel=1e-6)
+    plt.close(r.fig)
+
+
+@pytest.mark.browser
+def test_player_draws_a_backward_arrow_as_wide_as_its_gradient(browser, tmp_path):
+    from browser_util import open_widget_page
+
+    anim = ad.viz.animate(_sigmoid_chain(6))
+    path = tmp_path / "weights.html"
+    anim.save(path)
+    page = open_widget_page(browser, path)
+    page.keyboard.press("End")
+    widths = {}
+    for _ in range(len(anim) - 1):
+        page.keyboard.press("ArrowLeft")
+        if page.locator(".adv-animate").get_attribute("data-phase") != "backward":
+            continue
+        for w in page.eval_on_selector_all(".adv-edge.adv-active .adv-edge-line",
+                                           "els => els.map(e => getComputedStyle(e).strokeWidth)"):
+            widths[w] = True
+    got = sorted(float(w.rstrip("px")) for w in widths)
+    want = sorted(1.25 * e["weight"] for e in anim.data["edges"] if "weight" in e)
+    assert got and all(any(abs(g - v) < 0.02 for v in want) for g in got)
+    assert max(got) == pytest.approx(1.25 * W.THICK, abs=0.02) and min(got) < 2.0
+    assert page.errors == []
+    page.close()

@@ -155,11 +155,9 @@ class _Writer:
 
     def weigh(self, on):
         """The arrows' widths by gradient size (``self.weights``: edge index -> points), when ``on``."""
-        sizes = [_weight.gradient_size(e.grad) if e.on_path and e.kind == "data" else None for e in self.m.edges]
-        self.sizes = sizes
-        if on is None:
-            on = _weight.helps(sizes)
-        self.weights = dict(enumerate(_weight.widths(sizes))) if on and any(v is not None for v in sizes) else {}
+        self.sizes = [_weight.gradient_size(e.grad) if e.on_path and e.kind == "data" else None for e in self.m.edges]
+        found = _weight.edge_weights(self.m.edges, on)
+        self.weights = dict(enumerate(found)) if any(v is not None for v in found) else {}
 
     def write(self, rankdir, legend, title):
         m = self.m

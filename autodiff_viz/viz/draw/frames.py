@@ -480,6 +480,8 @@ class FrameRenderer:
             line.set_visible(on)
             line.set_edgecolor(hot)
             line.set_linestyle(style)
+            weight = self.data["edges"][j].get("weight") if st["phase"] == "backward" else None
+            line.set_linewidth((1.25 * weight if weight else 4.0) * self.k)  # as the browser's player
             if head is not None:
                 head.set_visible(on)
                 head.set_facecolor(hot)

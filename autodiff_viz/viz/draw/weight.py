@@ -54,6 +54,22 @@ def helps(sizes: list) -> bool:
     return len(logs) > 1 and max(logs) - min(logs) >= AUTO_DECADES
 
 
+def edge_weights(edges, on) -> list:
+    """Per edge of a view model: its width by gradient size (``None``: drawn as usual), for the arrows
+    on the gradient path; ``on=None`` weighs them where :func:`helps`, ``False`` never."""
+    sizes = [gradient_size(e.grad) if e.on_path and e.kind == "data" else None for e in edges]
+    if on is False or (on is None and not helps(sizes)) or all(v is None for v in sizes):
+        return [None] * len(sizes)
+    return widths(sizes)
+
+
+def weigh_story(story: dict, model, on) -> None:
+    """Give each storyboard edge on the gradient path its width (``"weight"``) when weights are on."""
+    for edge, w in zip(story["edges"], edge_weights(model.edges, on)):
+        if w is not None:
+            edge["weight"] = round(w, 2)
+
+
 def legend_text(sizes: list, digits: int) -> str:
     """The legend's sentence, with the picture's own extremes."""
     shown = [v for v in sizes if v is not None]

@@ -23,14 +23,16 @@ from ..model import details as _details
 from ..model import build as _build
 from ..model import source as _source
 from ..model import story as _story
+from ..draw import weight as _weight
 
 
-def story_of_run(f, values, labels, dtype, title=None, keep_tensors=False, details=False, collapse=False, **shown):
+def story_of_run(f, values, labels, dtype, title=None, keep_tensors=False, details=False, collapse=False,
+                 gradient_size=False, **shown):
     """Run ``f`` on ``values`` under a tape; (storyboard, trace, inputs, tape).
 
     ``details``: add each node's details (:mod:`._details`) to the storyboard; ``shown``:
     ``digits=``, ``max_items=`` as :func:`..model.story.build_story` takes them; ``collapse`` as for
-    :func:`..model.build.build`.
+    :func:`..model.build.build`; ``gradient_size``: the edges' widths (:func:`..draw.weight.weigh_story`).
     """
     tr, inputs, tape = _source.run_function(f, values, dtype, keep_tensors=keep_tensors)
     names = {_source.rec.tensor_id(t): lab for t, lab in zip(inputs, labels)}
@@ -38,6 +40,7 @@ def story_of_run(f, values, labels, dtype, title=None, keep_tensors=False, detai
     story = _story.build_story(tr.events, model, title, **shown)
     if details:
         story["details"] = _details.node_details(model)
+    _weight.weigh_story(story, model, gradient_size)
     return story, tr, inputs, tape
 
 

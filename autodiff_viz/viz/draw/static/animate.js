@@ -106,6 +106,8 @@ function render({ model, el }) {
     for (let i = 1; i + 2 < p.points.length; i += 3)
       d += ` C${p.points[i][0]} ${p.points[i][1]} ${p.points[i + 1][0]} ${p.points[i + 1][1]} ${p.points[i + 2][0]} ${p.points[i + 2][1]}`;
     const g = s("g", {class: "adv-edge adv-edge-" + (e.kind || "data")});
+    // gradient size as weight: the arrow's width while it carries its gradient back (style.css)
+    if (e.weight) g.style.setProperty("--adv-weight", (1.25 * e.weight).toFixed(2));
     g.append(s("path", {d, class: "adv-edge-line"}));
     if (p.head.length) g.append(s("polygon", {points: p.head.map((q) => q.join(",")).join(" "), class: "adv-edge-head"}));
     if (e.label) {
