@@ -325,7 +325,7 @@ class _Converter:
         contribution, total = p["contribution"], p["total"]
         c = summarize(contribution)
         self._add(Accumulate, tid, tensor=p["tensor_id"], node=None, count=int(p.get("count", 1)), contribution=c,
-                  total=c if total is contribution else summarize(total))
+                  total=c if total is contribution else summarize(total), seed=contribution._id)
         return k + _PAYLOAD.size
 
     def on_gradient_end(self, tid, buf, k):

@@ -293,7 +293,8 @@ class BackwardStep(Event):
 class Accumulate(Event):
     """A contribution added to a tensor's gradient; ``total`` is the sum so far (``count`` terms).
 
-    ``node`` is the op whose rule sent it, ``None`` for the seed of a target.
+    ``node`` is the op whose rule sent it, ``None`` for the seed of a target; ``seed`` is then the
+    seed tensor's id (an outer tape that records the backward pass sees it as an input).
     """
 
     kind: ClassVar[str] = "accumulate"
@@ -302,6 +303,7 @@ class Accumulate(Event):
     count: int = 1
     contribution: Optional[Summary] = None
     total: Optional[Summary] = None
+    seed: Optional[int] = None
 
 
 @dataclass(frozen=True)

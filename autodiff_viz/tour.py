@@ -27,8 +27,8 @@ def square():
     return viz.graph(tr)
 
 
-def second_derivative():
-    """Nested tapes: the outer tape records the inner tape's backward pass (d2y/dx2 of x**3 at 3 is 18)."""
+def second_derivative_trace():
+    """The trace of nested tapes on x**3 at 3, and the names of its tensors: ``(trace, {"y", "dy_dx"})``."""
     x = ad.Variable(3.0, name="x")
     with ad.trace() as tr:
         with ad.GradientTape() as outer:
@@ -36,7 +36,13 @@ def second_derivative():
                 y = x * x * x
             dy_dx = inner.gradient(y, x)
         outer.gradient(dy_dx, x)
-    return viz.graph(tr)
+    return tr, {"y": y, "dy_dx": dy_dx}
+
+
+def second_derivative():
+    """Nested tapes: the outer tape records the inner tape's backward pass (d2y/dx2 of x**3 at 3 is 18)."""
+    tr, names = second_derivative_trace()
+    return viz.graph(tr, names=names)
 
 
 def matmul_toy():

@@ -63,9 +63,9 @@ assert float(g) == 2.0
 ad.viz.graph(tr)
 
 # %% [markdown]
-# *Picture description:* `v` feeds a `Mul` node (two arrows, `v*v`), which feeds one last node, the target, whose op
-# type is `IdentityN` (in grey beside its name): TensorFlow records the whole custom-gradient function as that one op,
-# with the function's own rule for its backward step. `v` carries the gradient 2.
+# *Picture description:* `v` feeds a `Mul` node (two arrows, `v*v`), which feeds one node, `output`, with the
+# function's name `clip_gradients` in grey beside it: the whole custom-gradient function recorded as a single node
+# with its own rule. `v` carries the gradient 2.
 #
 # ## A numerically stable rule
 #

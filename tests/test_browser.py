@@ -102,7 +102,8 @@ def mlp_pages(tmp_path_factory):
     pages = {}
     for rankdir in ("auto", "LR"):
         pages[rankdir] = folder / f"mlp_{rankdir}.html"
-        ad.viz.animate(tr, rankdir=rankdir).save(pages[rankdir])
+        # values in words keep every box one line high and narrow: this is about following the current node
+        ad.viz.animate(tr, rankdir=rankdir, max_items=1).save(pages[rankdir])
     return pages
 
 
@@ -332,13 +333,17 @@ def test_the_browser_replays_the_storyboard_as_python_does(tmp_path):
             shown.append(page.evaluate("""(ids) => {
                 const text = (sel) => [...document.querySelectorAll(sel)].map((e) => e.textContent);
                 const node = (id) => document.querySelector(`.adv-node[data-id='${id}']`);
+                // a value over several lines: its tspans, back to the storyboard's text
+                const box = (el) => el.querySelector("tspan") ? [...el.querySelectorAll("tspan")].map((t, i) =>
+                    i ? t.textContent.replace(/^\u2007\u2007\u00a0?/, (m) => m.endsWith("\u00a0") ? " " : "")
+                      : t.textContent).join("\\n") : el.textContent;
                 return {
                     title: document.querySelector(".adv-step-title").textContent,
                     lines: text(".adv-lines .adv-line"),
                     results: text(".adv-results div"),
                     pending: ids.map((id) => node(id).classList.contains("adv-pending")),
-                    vals: ids.map((id) => node(id).querySelector(".adv-val").textContent),
-                    grads: ids.map((id) => node(id).querySelector(".adv-grad").textContent),
+                    vals: ids.map((id) => box(node(id).querySelector(".adv-val"))),
+                    grads: ids.map((id) => box(node(id).querySelector(".adv-grad"))),
                     order: ids.map((id) => document.querySelector(`.adv-badge[data-for='${id}'] text`).textContent),
                     panel: [...document.querySelectorAll(".adv-panel tbody tr")].map((tr) => [
                         tr.querySelector(".adv-name").textContent, tr.querySelector(".adv-terms").textContent,

@@ -4,7 +4,7 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import events as ev, traces
-from autodiff_viz.viz.text.numbers import fmt_short
+from autodiff_viz.viz.text.numbers import fmt_box
 
 
 def _square_jacobian():
@@ -104,8 +104,8 @@ def test_the_player_tells_the_rows_apart_and_never_adds_one_row_to_another():
     assert anim.steps[-1]["results"][-1] == "∂y/∂x = [[2.0, 0.0], [0.0, 4.0]]"
     # when the passes are done, x's box shows the whole Jacobian (not row 2), y's the identity
     ids = {n["label"]: k for k, n in enumerate(anim.nodes)}
-    assert anim.steps[-1]["grads"][ids["x"]] == fmt_short(ev.summarize(j.numpy()))
-    assert anim.steps[-1]["grads"][ids["y"]] == fmt_short(ev.summarize(np.eye(2, dtype=np.float32)))
+    assert anim.steps[-1]["grads"][ids["x"]] == fmt_box(ev.summarize(j.numpy()))
+    assert anim.steps[-1]["grads"][ids["y"]] == fmt_box(ev.summarize(np.eye(2, dtype=np.float32)))
     assert anim.steps[-2]["grads"][ids["x"]] != anim.steps[-1]["grads"][ids["x"]]
     # a click on x: its gradient is the Jacobian of one call of two passes
     grads = dict(anim.data["details"]["nodes"][ids["x"]])["grads"]

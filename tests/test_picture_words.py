@@ -43,7 +43,7 @@ def labels_named(description: str) -> list[list[str]]:
 
 def _split(text: str) -> set:
     text = html.unescape(re.sub(r"<[^>]+>", "", text)).replace("\xa0", " ").strip()
-    return {text} | {p.strip(" ✗") for p in re.split(r"[·=,():]", text)} - {""}
+    return {text} | {p.strip(" ✗⚠") for p in re.split(r"[·=,():]", text)} - {""}
 
 
 def _svg_graph(svg: str):

@@ -183,3 +183,30 @@ def test_explore_labels_are_whole_and_the_2d_plot_has_axes_and_a_colour_scale(tm
     numbers = [float(w) for w in words if w[:1] in "-0123456789"]
     for level in (flat.data["contours"][0]["level"], flat.data["contours"][-1]["level"]):   # the scale's ends
         assert any(v == pytest.approx(level, rel=0.01) for v in numbers)
+
+
+def test_plot_derivatives_logy_plots_sizes_on_a_log_axis():
+    import matplotlib.pyplot as plt
+
+    # f = sigmoid applied 6 times: its slope is a product of six sigmoid slopes, each at most 1/4
+    def f(x):
+        for _ in range(6):
+            x = ad.sigmoid(x)
+        return x
+
+    xs = np.linspace(-3.0, 3.0, 7)
+    fig = ad.viz.plot_derivatives(f, xs, logy=True)
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert set(lines) == {"|f(x)|", "|f'(x)|"}
+    # closed form: f'(x) = Π σ'(a_k) over the chain's inputs a_0 = x, a_k = σ(a_{k-1})
+    a, slope = xs.copy(), np.ones_like(xs)
+    for _ in range(6):
+        s = 1.0 / (1.0 + np.exp(-a))
+        slope, a = slope * s * (1.0 - s), s
+    np.testing.assert_allclose(lines["|f'(x)|"].get_ydata(), slope, rtol=1e-5)
+    assert slope.max() < 1e-3        # a flat line at 0 on a linear axis
+    plt.close(fig)
+    with pytest.raises(TypeError, match="plot_derivatives: logy must be True or False"):
+        ad.viz.plot_derivatives(f, xs, logy="yes")

@@ -32,8 +32,10 @@ from ._graph import Graph, GraphvizNotFound, LayoutBudgetExceeded, graph
 from ._animate import Animation, animate
 from .run.explore import Explorer, explore
 from .run.plots import plot_derivatives, plot_fd_error
+from .run.layer_gradients import gradient_norms, plot_gradient_norms
 # The colours every picture uses, by name, and the order curves take them: for plots of your own that match.
 from .draw.look import CURVE_COLOURS, PALETTE
 
 __all__ = ["graph", "Graph", "GraphvizNotFound", "LayoutBudgetExceeded", "explain", "Explanation", "animate",
-           "Animation", "explore", "Explorer", "plot_derivatives", "plot_fd_error", "PALETTE", "CURVE_COLOURS"]
+           "Animation", "explore", "Explorer", "plot_derivatives", "plot_fd_error", "gradient_norms", "plot_gradient_norms", "PALETTE",
+           "CURVE_COLOURS"]

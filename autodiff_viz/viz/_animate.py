@@ -27,12 +27,15 @@ import numpy as np
 
 from .model import details as _details
 from .draw import layout as _layout
+from .draw import weight as _weight
 from .run import linked as _linked
 from .model import build as _build
 from .model import source as _source
 from .model import story as _story
 from .text import arguments as A
 from .text import labels as _labels
+from .text.numbers import FULL_ITEMS
+from .. import events as _events
 
 
 class Animation:
@@ -290,7 +293,8 @@ def _which_input(vary, labels) -> int:
 
 
 def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, span=None, points=21,
-            linked=None) -> Animation:
+            linked=None, digits: int = 4, max_items: int = FULL_ITEMS, collapse=False,
+            gradient_size: bool | None = None) -> Animation:
     """Animate the forward and backward passes of ``source``, step by step.
 
     ``source`` is a trace (``with ad.trace() as tr:``), a tape (the trace
@@ -312,6 +316,18 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     run down the page; the player, the HTML page and the GIF/MP4 frames all
     use this one layout.
 
+    Boxes show values and gradients by the rules of ``graph``'s boxes: a
+    tensor of up to ``max_items`` values in full (a matrix one row per line),
+    a larger one in words (a trace keeps the first ``events.HEAD`` = 16
+    values of a tensor, so at most 16); every number with ``digits`` significant digits,
+    in the boxes, the step texts and the gradient table alike.  ``collapse``
+    folds name scopes (and Modules, Keras layers) as ``graph`` does: ``True``
+    every top-level scope, a list only those; a folded scope is one box, one
+    forward step and one backward step for its run of rules.
+    ``gradient_size``: as for ``graph``, an arrow carrying a gradient in a
+    backward step is as wide as that gradient (log scale); by default where
+    the sizes span two powers of ten.
+
     >>> import autodiff_viz as ad
     >>> anim = ad.viz.animate(lambda a, b: a * b, 2.0, 3.0)
     >>> [s["title"] for s in anim.steps][:2]
@@ -319,14 +335,20 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
     >>> [n["label"] for n in anim.nodes]
     ['a', 'b', 'Mul']
     """
+    if not isinstance(gradient_size, (bool, type(None))):
+        raise TypeError(f"animate: gradient_size must be True, False or None, not {_labels.shorten(repr(gradient_size))}")
+    shown = {"digits": A.whole("animate", "digits", digits, low=1, high=17),
+             "max_items": A.whole("animate", "max_items", max_items, low=1, high=_events.HEAD)}
     if callable(source) and not _source.is_event_list(source) and not _source.rec.is_tape(source):
-        return _animate_function(source, args, names, title, rankdir, vary, span, points, linked)
+        return _animate_function(source, args, names, title, rankdir, vary, span, points, linked,
+                                 dict(shown, collapse=collapse), gradient_size)
     found = _source.events_of(source, family=True)
-    labels = {} if names is False else _source.caller_names(_source.tensor_ids(found.events))
+    labels = {} if names is False else _source.caller_names(_source.nameable_ids(found.events))
     labels.update(_source.name_map(names or None))
-    model = _build.build(found.events, names=labels, subscripts=True, traced=found.traced)
-    story = _story.build_story(found.events, model, title)
+    model = _build.build(found.events, names=labels, subscripts=True, traced=found.traced, collapse=collapse)
+    story = _story.build_story(found.events, model, title, **shown)
     story["details"] = _details.node_details(model)
+    _weight.weigh_story(story, model, gradient_size)
     _lay_out(story, rankdir)
     return Animation(story)
 
@@ -356,13 +378,14 @@ def _input_labels(f, n, names):
     return [_build.input_letter(i) for i in range(n)]
 
 
-def _animate_function(f, args, names, title, rankdir, vary, span, points, linked):
+def _animate_function(f, args, names, title, rankdir, vary, span, points, linked, shown, gradient_size=None):
     import autodiff_viz as ad  # the public API's dtype, as a user would name it
 
     if not args:
         raise TypeError("animate(f, *inputs): give the input values, e.g. animate(f, 3.0)")
     labels = _input_labels(f, len(args), names)
-    story, _, _, _ = _linked.story_of_run(f, args, labels, ad.float64, title, details=True)
+    story, _, _, _ = _linked.story_of_run(f, args, labels, ad.float64, title, details=True,
+                                          gradient_size=gradient_size, **shown)
     _lay_out(story, rankdir)
     vary = _which_input(vary, labels)
     scalar = np.ndim(args[vary]) == 0
@@ -371,5 +394,5 @@ def _animate_function(f, args, names, title, rankdir, vary, span, points, linked
     if linked:
         if not scalar:
             raise ValueError("linked views vary one scalar input")
-        story["linked"] = _linked.linked_views(f, args, story, vary, span, points, labels, ad.float64)
+        story["linked"] = _linked.linked_views(f, args, story, vary, span, points, labels, ad.float64, **shown)
     return Animation(story)

@@ -33,6 +33,8 @@ from .model import graph as _model
 from .model import source as _source
 from .text import arguments as A
 from .text import words as W
+from .text.numbers import FULL_ITEMS
+from .. import events as _events
 # Graphviz is run in one place, with a budget; these names stay importable from here.
 from .draw.graphviz import (  # noqa: F401
     INSTALL_HELP, GraphvizFailed, GraphvizNotFound, LayoutBudgetExceeded, _plain_labels, run_dot,
@@ -278,7 +280,8 @@ def draw(model: _model.GraphModel, **options) -> Graph:
 def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune=None, gradient=-1,
           rankdir: str = "auto", legend: bool = True, values: bool = True, digits: int = 4,
           title: str | None = None, mark=None, mark_legend: str | None = None, names=None,
-          detail: str = "classroom", tape_notes: bool | None = None, style: str = "default") -> Graph:
+          detail: str = "classroom", tape_notes: bool | None = None, style: str = "default",
+          gradient_size: bool | None = None, max_items: int = FULL_ITEMS) -> Graph:
     """Draw what a tape recorded.
 
     ``source``: a ``GradientTape``, a ``ForwardAccumulator`` seen by an
@@ -308,8 +311,10 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     ``names=False`` uses none of your names (ops are then named by their type,
     watched tensors ``x, y, z``).
 
-    ``detail``: ``"classroom"`` (op, value and gradient; tensors of up to 12
-    values in full; a legend of only what is drawn) or ``"full"`` (shapes and
+    ``detail``: ``"classroom"`` (op, value and gradient; tensors of up to
+    ``max_items`` values in full, 12 by default and at most 16, what a trace
+    keeps; ``digits`` significant digits in boxes and on arrows alike; a
+    legend of only what is drawn) or ``"full"`` (shapes and
     dtypes everywhere, how each leaf is watched, spreads of large arrays).
     ``legend``: a legend of the looks drawn, compact (a word in each box) on
     a small graph and left out when even that would be larger than the graph.
@@ -317,7 +322,11 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     …"); by default shown with the legend, so ``legend=False`` drops both.
     ``style="slide"``: a picture for a slide: a compact legend, no tape
     notes, larger text, a 16:9 white canvas (``g.save("slide.png")``).
-    ``rankdir``: ``"auto"`` runs the graph left to right or top to bottom,
+    ``gradient_size``: each arrow on the gradient path as wide as the
+    gradient it carries (its largest ``|∂|``), on a log scale, with the widest
+    and narrowest sizes in the legend; by default (``None``) where the sizes
+    span two powers of ten or more, so vanishing and exploding gradients show
+    at a glance.  ``rankdir``: ``"auto"`` runs the graph left to right or top to bottom,
     whichever fills a 16:9 slide larger; ``"LR"``, ``"TB"``, ``"RL"``, ``"BT"``
     force one.  A graph too big for a slide is drawn at its own size; inline
     its SVG shrinks to the width of the notebook cell (draw less with
@@ -337,12 +346,13 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     ['x', 'y']
     """
     digits = A.whole("graph", "digits", digits, low=1, high=17)
+    max_items = A.whole("graph", "max_items", max_items, low=1, high=_events.HEAD)
     found = _source.events_of(source, tape)
     target_ids = _source.ids(target)
     source_ids = _source.ids(sources)
     if prune is None:
         prune = target is not None and sources is not None
-    labels = {} if names is False else _source.caller_names(_source.tensor_ids(found.events))
+    labels = {} if names is False else _source.caller_names(_source.nameable_ids(found.events))
     labels.update(_source.name_map(names or None))
     model = _build.build(found.events, tape=found.tape, target=target_ids, sources=source_ids, gradient=gradient,
                          prune=prune, collapse=collapse, names=labels, traced=found.traced)
@@ -354,7 +364,8 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
         _fold.fold_middle(model, FOLD_KEEP, FOLD_NOTE.format(total=len(model.nodes), edges=len(model.edges),
                                                               max_nodes=MAX_NODES, max_edges=MAX_EDGES))
     return draw(model, rankdir=rankdir, legend=legend, values=values, digits=digits, title=title,
-                mark_legend=mark_legend, detail=detail, tape_notes=tape_notes, style=style)
+                mark_legend=mark_legend, detail=detail, tape_notes=tape_notes, style=style,
+                gradient_size=gradient_size, max_items=max_items)
 
 
 def _mark(model, mark):

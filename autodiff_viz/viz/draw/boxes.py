@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..model import graph as M
 from ..model.nonfinite import finite
 from ..text import labels as L
-from ..text.numbers import FULL_ITEMS, fmt_lines, fmt_shape
+from ..text.numbers import fmt_lines, fmt_shape
 from ..text.numbers import fmt_value as _fmt_value
 from ..text.words import leave_caption, tape_name
 from . import look as _look
@@ -104,6 +104,8 @@ def label(w, n: M.Node) -> str:
         shape = meta(w, n)
         if shape:
             rows.append(f"{small}{esc(shape, L.TITLE_LIMIT)}</font>")
+    if n.seed_of is not None:
+        w.present.add("seed")
     if w.values and n.value is not None and n.kind not in (M.NUMPY,):
         rows.append(_block("= ", value_lines(w, n.value), None if finite(n.value) else NONFINITE))
     if w.values and n.tangent is not None and n.kind not in (M.NUMPY,):  # forward mode: ẋ under the value
@@ -130,9 +132,9 @@ def label(w, n: M.Node) -> str:
 
 
 def value_lines(w, s) -> list:
-    if w.full and not (s.complete and s.size <= FULL_ITEMS):  # the spread of a large array
+    if w.full and not (s.complete and s.size <= w.max_items):  # the spread of a large array
         return [esc(fmt_value(s, w.digits), L.TITLE_LIMIT)]
-    return [esc(line, L.TITLE_LIMIT) for line in fmt_lines(s, w.digits)]
+    return [esc(line, L.TITLE_LIMIT) for line in fmt_lines(s, w.digits, w.max_items)]
 
 
 def tags(w, n: M.Node) -> list:

@@ -38,6 +38,7 @@ import html
 import re
 
 from ..text import labels as L
+from ..text.numbers import FULL_ITEMS
 from ..text.words import call_name, tape_name
 from . import layout as _layout
 from ..model import graph as M
@@ -46,6 +47,7 @@ from ..model.source import UNTRACED_HINT
 from . import boxes as B
 from . import legend as _legend
 from . import look as _look
+from . import weight as _weight
 from .boxes import LEFT, esc, esc_name, fmt_value, within as _within
 from .look import DIM, FONT_FAMILY, GREY, LIGHT_GREY, LOOKS, PALETTE, TINT as _TINT
 
@@ -86,8 +88,12 @@ SLIDE_FONT = {"graph": 15, "node": 14, "edge": 12}
 # ---------------------------------------------------------------------------
 def to_dot(model: M.GraphModel, rankdir: str = "auto", legend: bool = True, values: bool = True,
            digits: int = 4, title: str | None = None, mark_legend: str | None = None,
-           detail: str = "classroom", tape_notes: bool | None = None, style: str = "default") -> str:
+           detail: str = "classroom", tape_notes: bool | None = None, style: str = "default",
+           gradient_size: bool | None = None, max_items: int = FULL_ITEMS) -> str:
     """The DOT text of a model: same model, same text (no ids or times from the engine).
+
+    ``gradient_size``: arrows on the gradient path as wide as the gradient they carry, on a log
+    scale (:mod:`.weight`); ``None`` does so where the sizes span two powers of ten or more.
 
     ``detail``: ``"classroom"`` or ``"full"`` (see the module's text).
     ``legend``: the legend of the looks drawn; on a small graph it is
@@ -112,7 +118,11 @@ def to_dot(model: M.GraphModel, rankdir: str = "auto", legend: bool = True, valu
     for name, flag in (("legend", legend), ("tape_notes", tape_notes)):
         if not isinstance(flag, (bool, type(None))) or (flag is None and name == "legend"):
             raise TypeError(f"{name} must be True or False, not {L.shorten(repr(flag))}")
+    if not isinstance(gradient_size, (bool, type(None))):
+        raise TypeError(f"gradient_size must be True, False or None, not {L.shorten(repr(gradient_size))}")
     w = _Writer(model, digits, values, detail)
+    w.max_items = max_items
+    w.weigh(gradient_size)
     w.slide = style == "slide"
     w.tape_notes = (legend and not w.slide) if tape_notes is None else tape_notes
     if mark_legend:
@@ -136,15 +146,24 @@ class _Writer:
         self.mark_legend = "where the gradient path breaks"
         self.present: set = set()      # legend keys the picture uses
         self.edge_labels = False       # some arrow carries a gradient
+        self.edge_example = ""         # the first gradient written on an arrow, for the legend
+        self.weights, self.sizes = {}, []  # arrow widths by gradient size (see weigh)
+        self.max_items = FULL_ITEMS    # a tensor of up to this many values is written whole
         self._layers = None            # the boxes' sizes by rank, once (see _graph_size)
 
     def out(self, line, depth=1):
         self.lines.append("  " * depth + line)
 
+    def weigh(self, on):
+        """The arrows' widths by gradient size (``self.weights``: edge index -> points), when ``on``."""
+        self.sizes = [_weight.gradient_size(e.grad) if e.on_path and e.kind == "data" else None for e in self.m.edges]
+        found = _weight.edge_weights(self.m.edges, on)
+        self.weights = dict(enumerate(found)) if any(v is not None for v in found) else {}
+
     def write(self, rankdir, legend, title):
         m = self.m
         self.nodes = {n.id: self.node_text(n) for n in m.nodes}
-        self.edges = [self.edge_text(e) for e in m.edges]
+        self.edges = [self.edge_text(e, k) for k, e in enumerate(m.edges)]
         # A title is user text like any other: its own line breaks are kept (up to TITLE_LINES).
         head = (L.for_dot_html(title, L.TITLE_LIMIT, max_lines=TITLE_LINES, where="end", br=LEFT)
                 if title is not None else self.title() if self.tape_notes else "")
@@ -386,7 +405,7 @@ class _Writer:
         return call_name(key) if self.many_calls else tape_name(key[0])
 
     # -- edges -------------------------------------------------------------------
-    def edge_text(self, e: M.Edge) -> str:
+    def edge_text(self, e: M.Edge, k: int = -1) -> str:
         attrs = []
         color, width, style = BLACK, 1.2, "solid"
         if e.kind == "skipped":  # into an op not recorded, out of the package: in the colour of that box
@@ -395,6 +414,8 @@ class _Writer:
             color, style = LOOKS["numpy"].border, "dashed"
         if e.on_path:
             color, width = LOOKS["path"].border, LOOKS["path"].width
+            if self.weights.get(k) is not None:  # gradient size as weight (see weigh)
+                width = round(self.weights[k], 2)
         if e.dimmed:
             color = LOOKS["dimmed"].border
         if e.broken:
@@ -406,7 +427,9 @@ class _Writer:
             self.edge_labels = True
             key = next((k for k, g in e.grads.items() if g is e.grad), None)
             who = f"{self.call_tag(key)} " if self.many_grads and key is not None else ""
-            text = f"∂ {who}{esc(fmt_value(e.grad, 3), L.TITLE_LIMIT)}"
+            sent = fmt_value(e.grad, self.digits)  # the boxes' precision: one rule for every number drawn
+            self.edge_example = self.edge_example or who + sent
+            text = f"∂ {who}{esc(sent, L.TITLE_LIMIT)}"
             if not finite(e.grad):  # NaN and inf in their own look, as in the boxes
                 text = f'<font color="{_look.NONFINITE_TEXT}"><b>{text}</b></font>'
             attrs.append(f'label=<<font color="{_look.GRADIENT}">{text}</font>>')

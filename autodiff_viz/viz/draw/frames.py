@@ -38,6 +38,7 @@ from . import look as _look
 from . import key as K
 from . import panel as P
 from .camera import plan_cameras
+from .layout import LINE_H
 from .sprites import Compositor
 from .look import DIM, GREY, PALETTE, colour
 
@@ -241,9 +242,9 @@ class FrameRenderer:
                                  boxstyle=f"round,pad={rad}", linewidth=1.5 * k, zorder=3)
             lab = self.ax.text(p["x"], y0 + 22, "", fontsize=15 * k, fontweight="bold", ha="center", va="baseline",
                                color=INK, zorder=4, clip_on=True, **TEXT)
-            val = self.ax.text(p["x"], y0 + 45, "", fontsize=14 * k, ha="center", va="baseline", color=INK,
+            val = self.ax.text(p["x"], y0 + p["vy"], "", fontsize=14 * k, ha="center", va="baseline", color=INK,
                                zorder=4, clip_on=True, **TEXT)
-            grad = self.ax.text(p["x"], y0 + 67, "", fontsize=14 * k, ha="center", va="baseline", fontweight="bold",
+            grad = self.ax.text(p["x"], y0 + p["gy"], "", fontsize=14 * k, ha="center", va="baseline", fontweight="bold",
                                 color=_look.GRADIENT, zorder=4, clip_on=True, **TEXT)
             badge = Circle((x0 + p["w"] - 4, y0 + 4), 13, facecolor=colour("backward"), edgecolor="white",
                            linewidth=1.5 * k, zorder=5)
@@ -354,8 +355,8 @@ class FrameRenderer:
             nd = self.nodes[j][0]
             state = ("current" if st["node"] == nd["id"] else "recv" if nd["id"] in recv
                      else "alive" if st["alive"][j] else "pending")
-            val = "= " + _labels.for_mpl(st["vals"][j]) if st["vals"][j] else ""
-            grad = "∂ " + _labels.for_mpl(st["grads"][j]) if st["grads"][j] else ""
+            val = _prefixed("= ", st["vals"][j])
+            grad = _prefixed("∂ ", st["grads"][j])
             out.append((K.node_look(nd["box"], nd["role"], state, phase), val, grad,
                         _labels.for_mpl(st["order"][j], 8)))
         return out
@@ -363,25 +364,36 @@ class FrameRenderer:
     def _apply_node(self, j: int, look):
         (face, edge, width, style, alpha), val_text, grad_text, order = look
         _, box, lab, val, grad, badge, bt = self.nodes[j]
-        box.set_facecolor(face)
-        box.set_edgecolor(edge)
-        box.set_linewidth(width * self.k)
-        box.set_linestyle(style)
-        box.set_alpha(alpha)
+        box.set(facecolor=face, edgecolor=edge, linewidth=width * self.k, linestyle=style, alpha=alpha)
         for t in (lab, val, grad):
             t.set_alpha(alpha)
             t.set_visible(True)
         box.set_visible(True)
         width = self._box_px[j]
         odd = shows_nonfinite(val_text), shows_nonfinite(grad_text)  # NaN and inf in their own look
-        val.set_color(_look.NONFINITE_TEXT if odd[0] else INK)
-        val.set_fontweight("bold" if odd[0] else "normal")
+        val.set(color=_look.NONFINITE_TEXT if odd[0] else INK, fontweight="bold" if odd[0] else "normal")
         grad.set_color(_look.NONFINITE_TEXT if odd[1] else _look.GRADIENT)
-        self._fit_value(val, val_text, 14 * self.k, width)
-        self._fit_value(grad, grad_text, 14 * self.k, width)
+        p = self.data["layout"]["nodes"][self.nodes[j][0]["id"]]
+        top = p["y"] - p["h"] / 2
+        for t, text, y in ((val, val_text, p["vy"]), (grad, grad_text, p["gy"])):
+            self._fit_value(t, text, 14 * self.k, width)
+            # a baseline-anchored text grows upwards from its last line: anchor that line
+            t.set_y(top + y + LINE_H * text.count("\n"))
         bt.set_text(order)
         badge.set_visible(bool(order))
         bt.set_visible(bool(order))
+
+    def _pitch(self, t) -> float:
+        """Pixels from one line to the next of ``t``'s font at line spacing 1 (measured: matplotlib
+        takes it from the font's own metrics)."""
+        key = ("pitch", t.get_fontsize(), t.get_fontweight())
+        if key not in self._fitted:
+            probe = self.ax.text(0, 0, "x", fontproperties=t.get_fontproperties(), linespacing=1.0)
+            one = probe.get_window_extent(self._renderer).height
+            probe.set_text("x\nx")
+            self._fitted[key] = probe.get_window_extent(self._renderer).height - one
+            probe.remove()
+        return self._fitted[key]
 
     def _fit_value(self, t, text: str, size: float, max_px: float):
         """Set a node's value or gradient: smaller (down to 80%) when wider than its box, then shortened."""
@@ -392,11 +404,14 @@ class FrameRenderer:
             prop.set_size(size)
 
             def width(s):
-                return self._renderer.get_text_width_height_descent(s, prop, ismath=False)[0]
+                return max(self._renderer.get_text_width_height_descent(line, prop, ismath=False)[0]
+                           for line in s.split("\n"))
 
             w = width(text) if len(text) * size * 0.8 * self._px > max_px else 0.0  # else surely narrow enough
             fitted = (text, size)
-            if w > max_px:
+            if w > max_px and "\n" in text:  # a matrix keeps every value: only smaller
+                fitted = (text, size * max_px / w)
+            elif w > max_px:
                 small = max(0.8 * size, size * max_px / w)
                 prop.set_size(small)
                 cut = len(text)
@@ -406,6 +421,9 @@ class FrameRenderer:
             self._fitted[key] = fitted
         t.set_text(fitted[0])
         t.set_fontsize(fitted[1])
+        if "\n" in fitted[0]:  # lines one layout LINE_H apart, as in the browser's player
+            t.set_linespacing(LINE_H * self.ppu / self._pitch(t))
+        t.set_multialignment("left")  # a matrix's rows start at one edge, the block centred
 
     def _plan(self, i: int) -> list:
         """The side panel and step counter at step ``i``: ``(slot, style, text, x, y)`` with ``(x, y)``
@@ -462,6 +480,8 @@ class FrameRenderer:
             line.set_visible(on)
             line.set_edgecolor(hot)
             line.set_linestyle(style)
+            weight = self.data["edges"][j].get("weight") if st["phase"] == "backward" else None
+            line.set_linewidth((1.25 * weight if weight else 4.0) * self.k)  # as the browser's player
             if head is not None:
                 head.set_visible(on)
                 head.set_facecolor(hot)
@@ -487,3 +507,12 @@ class FrameRenderer:
         """Step ``i`` as an RGB array, ``height`` by ``width`` pixels (the same pixels as :meth:`draw` and
         ``fig.savefig``; frames in order cost least): composed by :class:`.sprites.Compositor`."""
         return self._compositor.frame(i)
+
+
+def _prefixed(prefix: str, text: str) -> str:
+    """A box's value or gradient as matplotlib writes it: ``prefix`` on the first line, later lines
+    indented by about its width (the browser's player does the same)."""
+    if not text:
+        return ""
+    first, *rest = _labels.for_mpl(text, newlines=True).split("\n")
+    return "\n".join([prefix + first] + ["\u2007\u2007" + line for line in rest])

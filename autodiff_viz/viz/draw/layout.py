@@ -14,6 +14,10 @@ import math
 from . import graphviz as _graphviz
 
 NODE_W, NODE_H = 150.0, 78.0  # points; room for the three lines of text every step shows
+LINE_H = 18.0   # points between two lines of a value written over several lines (a matrix)
+CHAR_W = 8.5    # points per character of a value line, at the player's text size
+MAX_W = 380.0   # points: the widest box; a longer line is squeezed to fit by the renderer
+VALUE_Y, GRADIENT_Y = 45.0, 67.0  # baselines of a box's value and gradient lines (one-line values)
 NODESEP, RANKSEP = 0.35 * 72, 0.55 * 72  # points, as written into the animation's DOT text
 
 # What ``rankdir="auto"`` fits a picture into (points; a picture is never enlarged past its own size):
@@ -61,7 +65,28 @@ def layout(story: dict, rankdir: str = "auto", *, timeout: float | None = DOT_TI
         out = _layered_layout(story, rankdir)
         out["note"] = note + ": a simple layered layout is shown."
     out["rankdir"] = rankdir
+    for n in story["nodes"]:
+        out["nodes"][n["id"]].update(text_rows(n))
     return out
+
+
+def node_size(node: dict) -> tuple[float, float]:
+    """A storyboard node's box in points: wide enough for its widest value line, tall enough for its
+    value and gradient lines (``node["rows"]``: value lines, gradient lines, widest line).
+
+    >>> node_size({"rows": [1, 1, 5]}), node_size({"rows": [2, 3, 20]})
+    ((150.0, 78.0), (207.0, 132.0))
+    """
+    vals, grads, chars = node.get("rows", (1, 1, 0))
+    width = min(MAX_W, max(NODE_W, CHAR_W * (chars + 2) + 20))
+    return round(width, 1), NODE_H + LINE_H * (vals - 1 + grads - 1)
+
+
+def text_rows(node: dict) -> dict:
+    """Where a box's value (``vy``) and gradient (``gy``) start, from its top, in points; every renderer
+    places them here."""
+    vals = node.get("rows", (1, 1, 0))[0]
+    return {"vy": VALUE_Y, "gy": GRADIENT_Y + LINE_H * (vals - 1), "line": LINE_H}
 
 
 def _budget_note(e: "_graphviz.LayoutBudgetExceeded", story) -> str:
@@ -211,8 +236,8 @@ def _resolve_rankdir(story, rankdir) -> str:
     if choice == "AUTO":
         ids, _index, pairs = _graph_of(story)
         layers: dict[int, list] = {}
-        for r in dot_ranks(ids, pairs):
-            layers.setdefault(r, []).append((NODE_W, NODE_H))
+        for r, n in zip(dot_ranks(ids, pairs), story["nodes"]):
+            layers.setdefault(r, []).append(node_size(n))
         ranked = [layers[r] for r in sorted(layers)]
         return auto_rankdir(lambda d: extent(ranked, d, NODESEP, RANKSEP), PLAYER)
     if choice not in ("LR", "TB"):
@@ -225,7 +250,9 @@ def _dot_source(story, rankdir):
     lines = ["digraph G {", f"  rankdir={rankdir}; nodesep={NODESEP / 72:g}; ranksep={RANKSEP / 72:g};",
              f'  node [shape=box, fixedsize=true, width={w:.3f}, height={h:.3f}, label=""];']
     for n in story["nodes"]:
-        lines.append(f'  "{n["id"]}";')
+        nw, nh = node_size(n)
+        size = f' [width={nw / 72.0:.3f}, height={nh / 72.0:.3f}]' if (nw, nh) != (NODE_W, NODE_H) else ""
+        lines.append(f'  "{n["id"]}"{size};')
     for e in story["edges"]:
         lines.append(f'  "{e["from"]}" -> "{e["to"]}" [id="{e["id"]}"];')
     lines.append("}")
@@ -289,7 +316,9 @@ def _layered_layout(story, rankdir):
         layers.setdefault(rank[i], []).append(i)
 
     lr = rankdir == "LR"
-    along_size, across_size = (NODE_W, NODE_H) if lr else (NODE_H, NODE_W)
+    sizes = [node_size(nd) for nd in story["nodes"]]
+    big = (max((w for w, _ in sizes), default=NODE_W), max((h for _, h in sizes), default=NODE_H))
+    along_size, across_size = big if lr else big[::-1]
     gap_r, gap_c = 60.0, 30.0
     slot = [0] * n  # column of each placed node, for ordering the next rows
     pos = {}
@@ -307,7 +336,7 @@ def _layered_layout(story, rankdir):
             a = along + sub * (along_size + gap_r) + along_size / 2
             c = col * (across_size + gap_c) + across_size / 2
             x, y = (a, c) if lr else (c, a)
-            pos[ids[i]] = {"x": x, "y": y, "w": NODE_W, "h": NODE_H}
+            pos[ids[i]] = {"x": x, "y": y, "w": sizes[i][0], "h": sizes[i][1]}
             slot[i] = col
         along += math.ceil(len(keyed) / MAX_LAYER_WIDTH) * (along_size + gap_r)
     width = max((p["x"] + p["w"] / 2 for p in pos.values()), default=NODE_W - 4) + 4

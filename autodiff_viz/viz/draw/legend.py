@@ -8,8 +8,9 @@
 from __future__ import annotations
 
 from ..text import labels as L
-from ..text.numbers import fmt_short
+from ..text.numbers import fmt_lines
 from . import look as _look
+from . import weight as _weight
 from .boxes import NBSP, esc
 from .look import GREY, LOOKS
 
@@ -54,14 +55,23 @@ def entries(w, compact: bool = False) -> list:
             out.append((swatch(lk, text), text, False))
     grad = f'<font color="{_look.GRADIENT}">'
     if "grad" in present:
-        out.append((f"{grad}∂ 6.0</font>{NBSP}in a box: the gradient of {esc(of, L.TITLE_LIMIT)} with respect to "
-                    "that tensor", f"∂ 6.0 in a box: the gradient of {of} with respect to that tensor", True))
+        text = f"in a box: the gradient of {of} with respect to that tensor" + _here(*box_example(w))
+        out.append((f"{grad}∂</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ {text}", True))
     if _jacobian(w) and ("grad" in present or w.edge_labels):
         text = JACOBIAN_ROWS.format(of=of)
         out.append((f"{grad}∂ [[…], […]]</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ [[…], […]] {text}", True))
     if w.edge_labels:
-        text = "on an arrow: the gradient the backward pass sent back along it"
-        out.append((f"{grad}∂ 3.0</font>{NBSP}{text}", f"∂ 3.0 {text}", True))
+        text = ("on an arrow: the gradient the backward pass sent back along it"
+                + _here(w.edge_example if len(w.edge_example) <= EXAMPLE_CHARS else ""))
+        out.append((f"{grad}∂</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ {text}", True))
+    if w.weights:
+        text = _weight.legend_text([v for k, v in enumerate(w.sizes) if k in w.weights], w.digits)
+        out.append((esc(text, L.TITLE_LIMIT), text, True))
+    seeds = sorted({n.seed_of for n in w.m.nodes if n.seed_of is not None}) if "seed" in present else []
+    for t in seeds:
+        t = L.shorten(L.clean(t), 24)
+        text = f"∂{t}/∂{t} = 1: the seed, the gradient of {t} with respect to itself, where the backward pass starts"
+        out.append((esc(text, L.TITLE_LIMIT), text, True))
     if w.many_grads:
         tag, text = (("T1#2", "computed by tape T1's 2nd gradient() call") if w.many_calls
                      else ("T2", "computed by the gradient() call of tape T2"))
@@ -89,10 +99,14 @@ def compact_entries(w) -> list:
     grad = f'<font color="{_look.GRADIENT}">'
     for key in COMPACT_ORDER:
         if key == "grad" and ("grad" in w.present or w.edge_labels):
-            example, says = ("[[…]]", "Jacobian") if _jacobian(w) else ("6.0", "gradient")
-            text = f"{grad}∂ {example}</font>{NBSP}{says}"
-            out.append((f'<td border="0" cellpadding="3"><font point-size="10">{text}</font></td>',
-                        f"∂ {example} {says}", False))
+            if _jacobian(w):
+                ex, says = " [[…]]", "Jacobian"
+            else:
+                ex, says = box_example(w)[0], "gradient"
+                ex = f" {esc(ex)}" if ex else ""
+            text = f"{grad}∂{ex}</font>{NBSP}{says}"
+            out.append((f'<td border="0" cellpadding="3"><font point-size="10">{text}</font></td>', f"∂{ex} {says}",
+                        False))
         elif key == "tangent" and "tangent" in w.present:
             out.append(_tangent_entry(w, wide=False))
         elif key == "calls" and w.many_grads:
@@ -126,14 +140,39 @@ def _primals(w) -> str:
 def _tangent_entry(w, wide: bool) -> tuple:
     """The legend's ``ẋ`` entry, with a tangent taken from the picture itself."""
     example = next(n.tangent for n in w.m.nodes if n.tangent is not None)
-    shown = esc(fmt_short(example), 24)
+    written = fmt_lines(example, w.digits)[0]
+    shown = esc(written, 24)
     tangent = f'<font color="{_look.TANGENT}">ẋ {shown}</font>'
     if not wide:
         return (f'<td border="0" cellpadding="3"><font point-size="10">{tangent}{NBSP}tangent</font></td>',
-                f"ẋ {fmt_short(example)} tangent", False)
+                f"ẋ {written} tangent", False)
     text = ("in a box: the tangent of that tensor (forward mode): how fast it changes when the "
             "ForwardAccumulator's primals move along the tangents given")
-    return f"{tangent}{NBSP}{text}", f"ẋ {fmt_short(example)} {text}", True
+    return f"{tangent}{NBSP}{text}", f"ẋ {written} {text}", True
+
+
+EXAMPLE_CHARS = 12  # a legend's example number no longer than this; else the legend shows none
+
+
+def box_example(w) -> tuple[str, str]:
+    """A gradient the picture shows in a box, for the legend to point at: ``("6.0", "x")`` (its text
+    and the box's name), a source's one-number gradient first, else any box's; ``("", "")`` when
+    the picture has none (the legend then shows no number, never one that is not in the picture)."""
+    nodes = w.m.nodes
+    for n in [n for n in nodes if n.watched is not None] + list(nodes):
+        for key, g in n.grads.items():
+            if g is not None and g.size == 1 and g.complete and w.values and not n.dimmed:
+                text = fmt_lines(g, w.digits)[0]
+                if len(text) <= EXAMPLE_CHARS:  # written as the box writes it, with its call's tag
+                    return (f"{w.call_tag(key)} " if w.many_grads else "") + text, n.label
+    return "", ""
+
+
+def _here(number: str, at: str = "") -> str:
+    """`` (here ∂ 6.0 at x)``: where the picture shows such a number; nothing without one."""
+    if not number:
+        return ""
+    return f" (here ∂ {number}{' at ' + L.shorten(L.clean(at), 24) if at else ''})"
 
 
 def swatch(lk, text) -> str:

@@ -39,6 +39,7 @@ from .fold import _collapse
 from .graph import (CONSTANT, NUMPY, OP, SKIPPED, VARIABLE, WATCHED, Edge, Gradient, GraphModel, Node, Tape)
 from . import rows as _rows
 from .path import _mark_path, _prune
+from ..text import words as W
 
 
 def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False, collapse=False, names=None,
@@ -67,6 +68,7 @@ def build(events, tape=None, target=None, sources=None, gradient=-1, prune=False
         from .source import UNTRACED_HINT  # one sentence, said where sources are read
 
         model.remarks.append(UNTRACED_HINT)
+    _distinct_variables(model, b)
     if subscripts:
         _distinct_labels(model, b)
     _mark_path(model, b, target, sources, gradient)
@@ -98,6 +100,7 @@ class _Builder:
         self.row_shapes: dict[int, tuple] = {}       # id of a Gradient -> its target's shape (per example: batch)
         self.watch: dict[int, ev.Watch] = {}
         self.names: dict[int, str] = {}
+        self.seeds: dict[int, int] = {}        # a backward pass's seed tensor id -> its target's id
         self.scopes: dict[str, None] = {}
         self.windows: dict[int, tuple] = {}       # engine node id -> (its op event, [(call key, step)])
         self.forward: set[int] = set()             # engine ids of the ForwardAccumulators
@@ -151,6 +154,11 @@ class _Builder:
             self.letters += raw not in self.labels
         else:
             kind, label = CONSTANT, self.labels.get(raw, "const")
+        seed_of = None
+        if kind == CONSTANT and raw in self.seeds:  # what an outer tape saw of a backward pass's seed
+            target = self.by_raw_tensor.get(self.seeds[raw])
+            seed_of = target.label if target is not None else "target"
+            label = f"∂{seed_of}/∂{seed_of}"
         label = self.given.get(raw, label)
         node = self.new_node(kind=kind, label=label, tensor=self.tnum(raw), shape=tuple(shape), dtype=dtype,
                              value=value if value is not None else (w.value if w else None), _raw=raw)
@@ -161,6 +169,7 @@ class _Builder:
                 node.value = w.value
         elif kind == VARIABLE:
             node.trainable = False
+        node.seed_of = seed_of
         self.by_raw_tensor[raw] = node
         return node
 
@@ -187,6 +196,8 @@ class _Builder:
                         self.labels[i] = lab
             elif isinstance(e, ev.State) and e.name:
                 self.names[e.variable] = e.name
+            elif isinstance(e, ev.Accumulate) and e.node is None and e.seed is not None:
+                self.seeds[e.seed] = e.tensor
         for e in events:
             t = self.tape_index(e.tape)
             if isinstance(e, ev.TapeBegin):
@@ -312,7 +323,8 @@ class _Builder:
             ins = [self.leaf(i, shape, dt, val, nm) if self.by_raw_tensor.get(i) is None
                    or self.by_raw_tensor[i].is_leaf else self.by_raw_tensor[i]
                    for i, shape, dt, val, nm in _zip_inputs(e)]
-            node = self.new_node(kind=OP, label=self.given.get(e.output, e.op_type), op=e.op_type,
+            shown = W.op_name(e.op_type, e.attrs)  # a custom_gradient box: the function's name
+            node = self.new_node(kind=OP, label=self.given.get(e.output, shown), op=shown,
                                  tensor=self.tnum(e.output),
                                  shape=tuple(e.shape), dtype=e.dtype, value=e.value, scope=e.scope,
                                  formula=e.formula, partials=tuple(e.partials), _raw=e.output)
@@ -353,7 +365,7 @@ _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 def _distinct_labels(model: GraphModel, b: _Builder):
-    """Mul₁, Mul₂... for ops of one type (and const₁, const₂...); ``scope/kernel`` for variables of one name."""
+    """Mul₁, Mul₂... for ops of one type (and const₁, const₂...)."""
     given = {n.id for n in model.nodes if n._raw in b.given}
     count: dict[str, int] = {}
     numbered = (OP, CONSTANT)
@@ -365,6 +377,12 @@ def _distinct_labels(model: GraphModel, b: _Builder):
         if n.kind in numbered and n.id not in given and count[n.label] > 1:
             seen[n.label] = seen.get(n.label, 0) + 1
             n.label = n.label + str(seen[n.label]).translate(_SUBSCRIPTS)
+
+
+def _distinct_variables(model: GraphModel, b: _Builder):
+    """``dense/kernel``, ``output/kernel``: variables of one name told apart by the scope (the layer)
+    of the op that first uses them, in every view."""
+    given = {n.id for n in model.nodes if n._raw in b.given}
     leaves: dict[str, int] = {}
     for n in model.nodes:
         if n.kind == VARIABLE:

@@ -69,6 +69,10 @@ def _what(n: M.Node) -> str:
     if n.kind == M.VARIABLE:
         how = {"auto": "watched when read", "explicit": "watched with tape.watch"}.get(n.watched, "not watched")
         return f"variable, {how}" + ("" if n.trainable else " (trainable=False)")
+    if n.seed_of is not None:
+        t = _name(n.seed_of)
+        return (f"the seed of a backward pass: ∂{t}/∂{t} = 1 (as many ones as {t} has values), where the "
+                "chain rule starts; an outer tape recorded it as a constant")
     text = _WHAT.get(n.kind, n.kind)
     if n.kind == M.OP:
         text = f"{_name(n.op)}: " + text.replace("the tape", "tape " + ", ".join(W.tape_name(t) for t in n.tapes)

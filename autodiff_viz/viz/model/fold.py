@@ -84,6 +84,7 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         if n.kind not in (OP, SKIPPED, NUMPY):
             continue
         members[box.id].append(n.id)
+        box.folds = box.folds + (n._raw,)
         if (n.op or n.label) not in box.op_types:  # the op's type, also where the user named its output
             box.op_types = box.op_types + (n.op or n.label,)
         box.tapes = tuple(dict.fromkeys(box.tapes + n.tapes))

@@ -108,3 +108,13 @@ def _factor(x: float) -> str:
     """A number as a factor of a product: ``(-0.4161)`` in brackets when negative."""
     text = fmt_number(x)
     return f"({text})" if text.startswith("-") else text
+
+
+def with_tangent(value: str, t, text) -> str:
+    """A box's value text, with its tangent beside it in forward mode: ``4.0  ẋ 4.0``."""
+    return f"{value}  ẋ {text(t.tangent)}" if t is not None and t.tangent is not None else value
+
+
+def is_forward(model, raw) -> bool:
+    """Whether the tape numbered ``raw`` in the events is a ForwardAccumulator."""
+    return any(t.raw == raw and t.forward for t in model.tapes)

@@ -63,7 +63,9 @@ class Node:
     broken: bool = False                # explain(): the gradient path breaks at this node
     nonfinite: bool = False             # a NaN or an inf first appeared here (see :mod:`.nonfinite`)
     members: tuple = ()                 # SCOPE: ids the folded ops had in the unfolded model
+    folds: tuple = ()                   # SCOPE: the event tensor ids of the folded ops' outputs, in order
     op_types: tuple = ()                # SCOPE: op types inside, in order, deduplicated
+    seed_of: str | None = None          # CONSTANT: the seed of a backward pass, ∂t/∂t = 1 for the target t named
     formula: str = ""                   # OP: the op in its inputs a, b... ("a · b"), from the primitive table
     partials: tuple = ()                # OP: each input's partial derivative ("b", "a")
     window: object = None               # Conv2D, MaxPool, AvgPool: one output position's window (.window)
@@ -193,8 +195,18 @@ class GraphModel:
         return bool(indices) and set(indices) <= forward
 
 
-def reachable(model: GraphModel, start, forward=True, kinds=("data",)) -> set:
-    """Node ids reached from ``start`` along edges of ``kinds`` (backwards with ``forward=False``).
+def carries_gradient(dtype: str) -> bool:
+    """Whether a tensor of this dtype can carry a gradient (floating or complex; unknown counts as yes).
+
+    >>> carries_gradient("float32"), carries_gradient("bool"), carries_gradient("int32"), carries_gradient("")
+    (True, False, False, True)
+    """
+    return not dtype or dtype.startswith(("float", "bfloat", "half", "double", "complex"))
+
+
+def reachable(model: GraphModel, start, forward=True, kinds=("data",), blocked=()) -> set:
+    """Node ids reached from ``start`` along edges of ``kinds`` (backwards with ``forward=False``),
+    never entering a node in ``blocked``.
 
     The one walk of the graph: paths, explanations and marks all use it.
     """
@@ -207,7 +219,7 @@ def reachable(model: GraphModel, start, forward=True, kinds=("data",)) -> set:
     stack = list(seen)
     while stack:
         for b in nxt.get(stack.pop(), ()):
-            if b not in seen:
+            if b not in seen and b not in blocked:
                 seen.add(b)
                 stack.append(b)
     return seen

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..text.words import call_name
-from .graph import CONSTANT, SCOPE, GraphModel, reachable
+from .graph import CONSTANT, SCOPE, GraphModel, carries_gradient, reachable
 
 
 def _mark_path(model: GraphModel, b, target, sources, gradient):
@@ -24,8 +24,11 @@ def _mark_path(model: GraphModel, b, target, sources, gradient):
         n.role = "target"  # a target that is also a source is shown as the target
     if not tnodes:
         return
-    fwd = reachable(model, [n.id for n in snodes])
-    back = reachable(model, [n.id for n in tnodes], forward=False)
+    # a bool or integer tensor (a comparison inside a stable formula) carries no gradient: the tape
+    # never sends one through it, so the path does not pass it either
+    blocked = {n.id for n in model.nodes if not carries_gradient(n.dtype) and n.role is None}
+    fwd = reachable(model, [n.id for n in snodes], blocked=blocked)
+    back = reachable(model, [n.id for n in tnodes], forward=False, blocked=blocked)
     if snodes:
         path = fwd & back
     elif _as_tuple(sources):  # sources asked for but not in the picture: nothing leads to the target

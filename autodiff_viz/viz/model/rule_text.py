@@ -15,7 +15,7 @@ import numpy as np
 from ... import events as ev
 from ..._shape import broadcast_axes
 from ..text import words as W
-from ..text.numbers import fmt_number, fmt_value, scalar
+from ..text.numbers import DIGITS, fmt_number, fmt_value, scalar
 from . import nonfinite as _nonfinite
 
 
@@ -26,7 +26,7 @@ def local_derivative(upstream, sent):
 
 
 
-def rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
+def rule_lines(op: ev.Op, step: ev.BackwardStep, label_of, text=fmt_value, digits: int = DIGITS):
     """The local rule with its numbers, one line per input that receives a gradient.
 
     The formula and partial derivatives come from the op event (the table of
@@ -41,10 +41,11 @@ def rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
     numbers = {"upstream": u, "local": [], "sent": []}
     vals = [scalar(v) for v in op.in_values]
     slopes = _nonfinite.local_values(op) if u is None else None  # a tensor's slopes, elementwise
-    where = ", ".join(W.operand(i, label_of(tid), fmt_number(vals[i]) if vals[i] is not None else "")
+    where = ", ".join(W.operand(i, label_of(tid), fmt_number(vals[i], digits) if vals[i] is not None else "")
                       for i, tid in enumerate(op.inputs))
-    lines = [W.formula(op.op_type, expr) + (f"   with {where}" if where else ""),
-             f"upstream gradient = {fmt_value(up)}"]
+    name = W.op_name(op.op_type, op.attrs)
+    lines = [W.formula(name, expr) + (f"   with {where}" if where else ""),
+             f"upstream gradient = {text(up)}"]
     for i, (tid, g) in enumerate(zip(op.inputs, step.grads)):
         sym = partials[i] if i < len(partials) else None
         local = local_derivative(up, g)
@@ -53,8 +54,8 @@ def rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
         if g is None:
             lines.append(W.nothing_sent(label_of(tid)))
             continue
-        local_text = _local_text(slopes, i, up, g) if local is None and sym else None
-        head, tail = W.rule_sentence(W.partial_name(expr, op.op_type, i), sym, local, fmt_value(up), fmt_value(g),
+        local_text = _local_text(slopes, i, up, g, text) if local is None and sym else None
+        head, tail = W.rule_sentence(W.partial_name(expr, name, i), sym, local, text(up), text(g),
                                      label_of(tid), local_text)
         lines += [head, "   " + tail] if head else [tail]
         shape = tuple(op.in_shapes[i]) if i < len(op.in_shapes) else None
@@ -64,7 +65,7 @@ def rule_lines(op: ev.Op, step: ev.BackwardStep, label_of):
     return lines, numbers
 
 
-def _local_text(slopes, i, up, g):
+def _local_text(slopes, i, up, g, text=fmt_value):
     """Input ``i``'s local derivative written out (``[inf, 2.0]``), only where upstream × it is what the rule
     sent, element by element: a rule that treats a point apart (a where inside it) is never misquoted."""
     if slopes is None or i >= len(slopes) or up is None or not up.complete or not g.complete:
@@ -76,7 +77,7 @@ def _local_text(slopes, i, up, g):
         product = up.array() * local
     if not np.allclose(product, g.array(), rtol=1e-3, atol=1e-6, equal_nan=True):
         return None
-    return fmt_value(ev.summarize(local.astype(g.dtype)))
+    return text(ev.summarize(local.astype(g.dtype)))
 
 
 def stretched_axes(shape: tuple, upstream: tuple) -> tuple:

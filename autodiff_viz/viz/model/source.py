@@ -201,6 +201,14 @@ def tensor_ids(events) -> set:
     return out
 
 
+def nameable_ids(events) -> set:
+    """The tensors the caller's variable names may label: all but the outputs of ops run inside a
+    name scope (a layer, a Module), whose boxes keep the op's name under the layer's own, so that
+    ``h = layer(h)`` in a loop never names the last layer's op ``h``."""
+    scoped = {e.output for e in events if getattr(e, "kind", None) == "op" and getattr(e, "scope", "")}
+    return tensor_ids(events) - scoped
+
+
 def names_in(namespaces, ids=None) -> dict:
     """``{event tensor id: name}`` for the tensors that the namespaces (dicts, nearest first) hold.
 

@@ -40,7 +40,8 @@ from . import window as _window
 from .rule_text import rule_lines
 from .story_rows import RowBook
 from . import nonfinite as _nonfinite
-from ..text.numbers import fmt_short, fmt_value, scalar
+from . import story_fold as _fold
+from ..text.numbers import DIGITS, FULL_ITEMS, fmt_box, fmt_value, scalar
 
 
 def _kind(n: M.Node) -> str:
@@ -62,12 +63,21 @@ def _role(n: M.Node, targets: set, sources: set) -> str:
 class _Board:
     """The running state while steps are written; each step records only its changes."""
 
-    def __init__(self, model: M.GraphModel):
+    def __init__(self, model: M.GraphModel, digits: int = DIGITS, max_items: int = FULL_ITEMS):
         self.model = model
+        self.digits, self.max_items = digits, max_items
         self.steps: list[dict] = []
         self.delta = self._empty()
         self.settle: dict[int, str] = {}   # "+= c → total" texts this step shows: the plain total next step
         self.carry: dict[int, str] = {}
+
+    def box(self, s) -> str:
+        """A value as this storyboard's boxes show it."""
+        return fmt_box(s, self.digits, self.max_items) if s is not None else ""
+
+    def text(self, s) -> str:
+        """A value as this storyboard's sentences and gradient table write it, on one line."""
+        return fmt_value(s, self.digits, self.max_items)
 
     @staticmethod
     def _empty():
@@ -93,15 +103,24 @@ class _Board:
         self.delta = self._empty()
 
 
-def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
+def build_story(events, model: M.GraphModel, title: str | None = None, digits: int = DIGITS,
+                max_items: int = FULL_ITEMS) -> dict:
     """The storyboard of ``events`` drawn with ``model`` (built from the same events, unpruned, unfolded).
+
+    Boxes show values and gradients as a graph's boxes do (:func:`..text.numbers.fmt_box`: up to
+    ``max_items`` values in full, ``digits`` significant digits); each storyboard node's ``rows``
+    says how many lines its value and its gradient take at most, for the layout.
 
     Returns ``{"title", "nodes", "edges", "steps"}``; node ``i`` of the
     storyboard is node ``i`` of the model.
     """
     events = list(getattr(events, "events", events))
     nodes = model.nodes
-    by_raw = {n._raw: n for n in nodes if n.kind != M.NUMPY}
+    by_raw = {n._raw: n for n in nodes if n.kind not in (M.NUMPY, M.SCOPE)}
+    inside = _fold.folded_outputs(nodes)   # a folded name scope: its ops' outputs -> its box
+    by_raw.update({raw: n for raw, n in inside.items() if raw not in by_raw})
+    last_op = _fold.last_forward(events, inside)
+    folding: dict = {}                 # a folded box's run of rules so far: recv, lines, totals
     numpy_sinks = {}
     for e in model.edges:
         if e.kind == "leave":
@@ -127,7 +146,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     def tape_name(t):
         return f"tape {W.tape_name(tape_no.get(t, t))}"
 
-    board = _Board(model)
+    board = _Board(model, digits, max_items)
+    box, text = board.box, board.text
     panel: dict[int, dict] = {}   # node id -> {"terms": count, "total": text} (to know what is new)
     consumed: set[int] = set()
 
@@ -148,7 +168,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
         recv = []
         for n, a, _ in arrivals(i, tape, None, book):
             recv.append(n.id)
-            lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {fmt_value(a.contribution)}")
+            lines.append(f"seed: ∂{shown[n.id]}/∂{shown[n.id]} = {text(a.contribution)}")
         return recv
 
     b = board.delta
@@ -157,7 +177,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     for e in events:
         if e.kind == "tangent":
             tangents.setdefault(e.tensor, e)
-    b["vals"] = [[n.id, _with_tangent(fmt_short(n.value), tangents.get(n._raw))] for n in nodes
+    b["vals"] = [[n.id, F.with_tangent(box(n.value), tangents.get(n._raw), text)] for n in nodes
                  if n.is_leaf and n.value is not None]
     for n in nodes:  # the evaluation trace starts with the primals
         t = tangents.get(n._raw)
@@ -167,14 +187,15 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
     for e in events:
         if e.kind == "op":
             op_events.setdefault(e.node, e)
-    n_forward = sum(1 for e in op_events.values() if e.during is None)
+    n_forward = sum(1 for e in op_events.values() if e.during is None and e.output not in inside) + len(last_op)
     taped = any(e.kind == "tape_begin" for e in events)
     intro = ["Forward pass: each op runs and the tape records it."] if taped else []
     if tangents:
         intro.append("Forward mode: the ForwardAccumulator carries a tangent ẋ beside each value, ẏ = Σ ∂y/∂a · ȧ "
                      "over the op's inputs, in the same pass.")
-    if len(op_events) > n_forward:
-        intro.append(f"{len(op_events) - n_forward} more ops appear later: gradient rules recorded by an outer "
+    later = sum(1 for e in op_events.values() if e.during is not None)
+    if later:
+        intro.append(f"{later} more ops appear later: gradient rules recorded by an outer "
                      "tape.")
     intro.extend(model.remarks)
     title = L.shorten(L.clean(title), L.TITLE_LIMIT, "end") if title else None
@@ -196,13 +217,16 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 continue
             seen_ops.add(e.node)
             node = by_raw[e.output]
+            folded = e.output in inside
+            if folded and last_op.get(node.id) != e.output:
+                continue  # a folded box is one step, at its last op
             b = board.delta
             b["alive"].append(node.id)
             t = tangents.get(e.output)
-            b["vals"].append([node.id, _with_tangent(fmt_short(e.value), t)])
-            args = ", ".join(label_of(t) + (f" = {fmt_value(v)}" if v is not None and fmt_value(v) != label_of(t)
+            b["vals"].append([node.id, F.with_tangent(box(e.value), t, text)])
+            args = ", ".join(label_of(t) + (f" = {text(v)}" if v is not None and text(v) != label_of(t)
                                             else "") for t, v in zip(e.inputs, e.in_values))
-            lines = [f"{e.op_type}({args})", f"= {fmt_value(e.value)}"]
+            lines = [f"{W.op_name(e.op_type, e.attrs)}({args})", f"= {text(e.value)}"]
             if e.shape:
                 lines.append(f"shape {tuple(e.shape)}, {e.dtype}")
             lines += _window.player_lines(node)
@@ -210,8 +234,12 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 lines.append(_nonfinite.note(origins["forward", e.node]))
             if e.during is None:
                 fwd_count += 1
-                head = f"Forward {fwd_count}/{n_forward}: {shown[node.id]}"
-            elif _is_forward(model, e.tape):  # only a ForwardAccumulator saw it: it pushes the tangent through
+                head = f"Forward {fwd_count}/{n_forward}: " + (_fold.folded_title(node, shown[node.id]) if folded
+                                                              else shown[node.id])
+                if folded:
+                    lines = [f"{len(node.members)} ops of name scope {shown[node.id]} ran; its last gave",
+                             f"= {text(e.value)}", "(collapse=False shows each op)"]
+            elif F.is_forward(model, e.tape):  # only a ForwardAccumulator saw it: it pushes the tangent through
                 head = f"Run while {tape_name(e.during)} computes gradients: {shown[node.id]}"
             else:
                 head = f"Recorded while {tape_name(e.during)} computes gradients: {shown[node.id]}"
@@ -219,7 +247,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             numbers = None
             if t is not None:
                 rule = F.tangent_lines(e, t, by_label)
-                lines = rule[:1] + [f"y = {fmt_value(e.value)}"] + lines[2:] + rule[1:]
+                lines = rule[:1] + [f"y = {text(e.value)}"] + lines[2:] + rule[1:]
                 b["trace"].append(F.trace_row("t" + gid[node.id], shown[node.id], e, t, label_of))
                 numbers = {"tangent": scalar(t.tangent), "terms": [scalar(v) for v in t.terms]}
             board.step("forward", head, node=gid[node.id], edges=in_edges.get(node.id, []), lines=lines,
@@ -229,7 +257,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             if node is None:
                 continue
             board.delta["alive"].append(node.id)
-            board.delta["vals"].append([node.id, fmt_short(e.value)])
+            board.delta["vals"].append([node.id, box(e.value)])
             board.step("forward", f"Not recorded: {shown[node.id]}", node=gid[node.id],
                        edges=in_edges.get(node.id, []),
                        lines=[f"{e.op_type} ran under {e.reason}: the tape did not record it,",
@@ -275,29 +303,47 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             node = by_raw.get(e.output)
             if op is None or node is None:
                 continue
-            board.delta["order"].append([node.id, str(e.step)])
-            lines, numbers = rule_lines(op, e, label_of)
+            folded = e.output in inside
+            run = folding.setdefault(node.id, {"recv": [], "lines": [], "totals": {}, "count": 0}) if folded else None
+            if run is None or not run["count"]:
+                board.delta["order"].append([node.id, str(e.step)])
+            lines, numbers = rule_lines(op, e, label_of, text, digits)
             if ("backward", e.node) in origins:
                 lines.append(_nonfinite.note(origins["backward", e.node]))
-            recv, acc_lines, totals = [], [], {}
+            recv, acc_lines, totals = ([], [], {}) if run is None else (run["recv"], run["lines"], run["totals"])
             for n, a, row in arrivals(i, e.tape, e.node, book):
+                if n is node:
+                    continue  # inside a folded box: a gradient between its own ops
                 if a.count > 1:  # the earlier terms, when left out, are said to be: "… + c + d = total"
-                    acc_lines.append(f"{shown[n.id]}: reached again, += {fmt_value(a.contribution)}: "
+                    acc_lines.append(f"{shown[n.id]}: reached again, += {text(a.contribution)}: "
                                      f"{'… + ' if len(row['terms']) > 4 else ''}{' + '.join(row['terms'][-4:])}"
-                                     f" = {fmt_value(a.total)}")
+                                     f" = {text(a.total)}")
                 recv.append(n.id)
-                totals[shown[n.id]] = fmt_value(a.total)
+                totals[shown[n.id]] = text(a.total)
             numbers["totals"] = totals
             acc_lines = _window.player_lines(node, e.seq) + acc_lines
             active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
                       and model.edges[k].index < len(e.grads) and e.grads[model.edges[k].index] is not None]
+            if run is not None:
+                run["count"] += 1
+                run["first"] = run.get("first", e.step)
+                if _fold.run_continues(events, i, node, inside):
+                    continue  # its deltas wait for the box's one step
+                folding.pop(node.id)
+                lines = [f"{run['count']} rules of name scope {shown[node.id]} ran, from its output back to its "
+                         "inputs", "(collapse=False shows each rule)"]
+                numbers = {"upstream": None, "local": [], "sent": [], "totals": totals}
+                got = set(recv)  # the arrows into the box from what its rules sent to
+                active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
+                          and model.edges[k].src in got]
             row_tag = book.tag() if book is not None else ""
-            head = (f"Backward step {e.step}{row_tag}: {shown[node.id]}"
+            head = (f"Backward step {run['first'] if run else e.step}{row_tag}: "
+                    + (_fold.folded_title(node, shown[node.id]) if run else shown[node.id])
                     + (f" ({tape_name(e.tape)})" if many_tapes else ""))
             board.step("backward", head, node=gid[node.id], recv=[gid[k] for k in recv], edges=active,
                        lines=lines + acc_lines, numbers=numbers)
         elif kind == "gradient_end":
-            results = [f"∂target/∂{label_of(t)} = {fmt_value(r) if r is not None else 'None'}"
+            results = [f"∂target/∂{label_of(t)} = {text(r) if r is not None else 'None'}"
                        for t, r in zip(e.sources, e.results)]
             done = f"Done: gradients of {tape_name(e.tape)}"
             if book is not None:
@@ -307,7 +353,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
                 board.delta["results"] = book.matrix() + results
                 key = (tape_no.get(e.tape), book.call)
                 # the boxes now show every row (the model stacks them), not the last pass's
-                board.delta["grads"].extend([n.id, fmt_short(n.grads[key])] for n in nodes if key in n.grads)
+                board.delta["grads"].extend([n.id, box(n.grads[key])] for n in nodes if key in n.grads)
                 book = None
             else:
                 board.delta["results"] = results
@@ -319,7 +365,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             lines = ["Every value now carries its tangent: one forward pass gave the derivative of every value",
                      "along the direction given (a Jacobian-vector product)."]
             if last is not None:
-                lines.append(f"acc.jvp({label_of(last.tensor)}) = {fmt_value(last.tangent)}")
+                lines.append(f"acc.jvp({label_of(last.tensor)}) = {text(last.tangent)}")
             inside = sorted({a.during for a in events[:i] if a.kind == "op" and a.tape == e.tape
                              and a.during is not None})
             if inside:  # forward over backward
@@ -330,31 +376,41 @@ def build_story(events, model: M.GraphModel, title: str | None = None) -> dict:
             n = by_raw.get(e.variable)
             name = L.shorten(L.clean((e.name or "variable").split(":")[0]))
             if n is not None:
-                board.delta["vals"].append([n.id, fmt_short(e.value)])
+                board.delta["vals"].append([n.id, box(e.value)])
             board.step("update", f"{name} updated ({e.how})", node=gid[n.id] if n is not None else None,
-                       lines=[f"{name} ← {fmt_value(e.value)}",
+                       lines=[f"{name} ← {text(e.value)}",
                               "State changes are not recorded: the next step starts a new tape."])
+    rows = _rows(board.steps, len(nodes))
     return {
         "title": title or "Automatic differentiation, step by step",
         "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
-                   "box": n.box,
-                   "op": n.op or shown[n.id], "shape": list(n.shape), "tensor": n._raw,
+                   "box": n.box, "rows": rows[n.id],
+                   "op": n.op or shown[n.id], "shape": list(n.shape),
+                   "tensor": n.folds[-1] if n.kind == M.SCOPE and n.folds else n._raw,
                    **({"primal": True} if n.watched == "primal" else {})}  # (forward mode's primals only)
                   for n in nodes],
         "edges": [{"id": f"e{k}", "from": gid[e.src], "to": gid[e.dst], "input": e.index, "kind": e.kind,
-                   "label": W.slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data" else ""}
+                   "label": W.slot(e.index) if len(in_edges.get(e.dst, ())) > 1 and e.kind == "data"
+                   and nodes[e.dst].kind != M.SCOPE else ""}
                   for k, e in enumerate(model.edges)],
         "steps": board.steps,
     }
 
 
-def _with_tangent(value: str, t) -> str:
-    """A box's value text, with its tangent beside it in forward mode: ``4.0  ẋ 4.0``."""
-    return f"{value}  ẋ {fmt_short(t.tangent)}" if t is not None and t.tangent is not None else value
-
-
-def _is_forward(model: M.GraphModel, raw) -> bool:
-    return any(t.raw == raw and t.forward for t in model.tapes)
+def _rows(steps, n: int) -> list:
+    """Per node: ``[value lines, gradient lines, widest line]`` over every step (how large its box is)."""
+    rows = [[1, 1, 0] for _ in range(n)]
+    for st in steps:
+        for col, key in enumerate(("vals", "grads")):
+            for k, text in st.get(key, ()):
+                parts = text.split("\n")
+                r = rows[k]
+                r[col] = max(r[col], len(parts))
+                # a one-step "+= c → total" line is squeezed to the box, not widened for; a value in
+                # words widens it to 80% of its length (the renderers shrink text to 80% before cutting it)
+                r[2] = max(r[2], max((len(p) if len(parts) > 1 or " values, mean " not in p else int(0.8 * len(p) + 1)
+                                      for p in parts if len(parts) > 1 or not p.startswith("+= ")), default=0))
+    return rows
 
 
 def _following(events, i, tape, node):
@@ -376,12 +432,13 @@ def _following(events, i, tape, node):
 def _panel_row(board: _Board, panel: dict, n: M.Node, name: str, a: ev.Accumulate) -> dict:
     """Add an accumulation to the gradient table and the node's text; returns the row."""
     row = panel.setdefault(n.id, {"terms": []})
-    row["terms"].append(fmt_value(a.contribution))
-    total, short = fmt_value(a.total), fmt_short(a.total)
+    row["terms"].append(board.text(a.contribution))
+    total, short, term = board.text(a.total), board.box(a.total), board.box(a.contribution)
     board.delta["panel"].append({"key": f"n{n.id}", "name": name, "term": row["terms"][-1], "total": total,
                                  "count": a.count})
     if a.count > 1:  # shown once as "+=", then settles into the running total
-        board.delta["grads"].append([n.id, f"+= {fmt_short(a.contribution)} → {short}"])
+        board.delta["grads"].append([n.id, f"+= {term} → {short}" if "\n" not in term + short
+                                     else f"+= {term}\n→ {short}"])
         board.settle[n.id] = short
     else:
         board.delta["grads"].append([n.id, short])

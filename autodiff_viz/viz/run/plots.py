@@ -98,12 +98,15 @@ def _grid(x, n=400):
     return np.asarray(x, dtype=np.float64).ravel()
 
 
-def plot_derivatives(f, x=(-3.0, 3.0), order: int = 1, ax=None, title=None):
+def plot_derivatives(f, x=(-3.0, 3.0), order: int = 1, ax=None, title=None, logy: bool = False):
     """Plot f and its derivatives up to ``order``, all computed with the tape.
 
     ``x`` is an array of points or a ``(low, high)`` pair. Returns the
     matplotlib figure; each curve is labelled (``f(x)``, ``f'(x)``...).
-    ``title`` is shown as typed (no mathtext).
+    ``title`` is shown as typed (no mathtext).  ``logy=True`` plots the
+    sizes ``|f(x)|``, ``|f'(x)|``... on a logarithmic axis, so a derivative
+    that vanishes (1e-11 beside 0.02) is seen, not a flat line at 0; a zero
+    leaves a gap.
 
     >>> import autodiff_viz as ad
     >>> fig = plot_derivatives(lambda x: ad.sin(x) * x, (-4, 4), order=2)
@@ -114,6 +117,7 @@ def plot_derivatives(f, x=(-3.0, 3.0), order: int = 1, ax=None, title=None):
 
     A.function("plot_derivatives", "f", f)
     order = A.whole("plot_derivatives", "order", order, low=0, high=MAX_ORDER)
+    logy = A.flag("plot_derivatives", "logy", logy)
     xs = _grid(x)
     values = derivatives(f, xs, order)
     if ax is None:
@@ -121,13 +125,21 @@ def plot_derivatives(f, x=(-3.0, 3.0), order: int = 1, ax=None, title=None):
     else:
         fig = ax.figure
     for k, v in enumerate(values):
+        label = derivative_label(k)
+        if logy:  # sizes: a zero has no logarithm, so it is a gap in the curve
+            size = np.abs(np.asarray(v, dtype=np.float64))
+            v, label = np.where(size > 0, size, np.nan), f"|{label}|"
         ax.plot(xs, v, color=CURVE_COLOURS[k % len(CURVE_COLOURS)], linestyle=CURVE_STYLES[k % len(CURVE_STYLES)],
-                linewidth=2.5, label=derivative_label(k))
-    ax.axhline(0.0, color="#999999", linewidth=0.8, zorder=0)
+                linewidth=2.5, label=label)
+    if logy:
+        ax.set_yscale("log")
+    else:
+        ax.axhline(0.0, color="#999999", linewidth=0.8, zorder=0)
     ax.set_xlabel("x", fontsize=14)
     # A title is shown as typed (never parsed as mathtext): a "$" in it cannot make drawing fail.
     ax.set_title(L.for_mpl(title, L.TITLE_LIMIT, "end") if title
-                 else f"f and its derivatives up to order {order} (nested GradientTapes)", fontsize=14, **L.MPL_TEXT)
+                 else f"f and its derivatives up to order {order} (nested GradientTapes)"
+                 + (", sizes on a log scale" if logy else ""), fontsize=14, **L.MPL_TEXT)
     ax.tick_params(labelsize=12)
     if ax is fig.axes[0] and len(fig.axes) == 1:  # our own figure: the legend beside the axes, never on a curve
         ax.legend(fontsize=13, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))

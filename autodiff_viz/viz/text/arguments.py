@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from . import labels as L
 
 # A GIF frame lasts at least 1/100 s, so more frames per second cannot be shown.
@@ -69,3 +71,10 @@ def function(func: str, name: str, value):
         raise TypeError(f"{func}: {name} must be a function (such as lambda x: x ** 2), "
                         f"got {type(value).__name__} {_shown(value)}")
     return value
+
+
+def flag(func: str, name: str, value) -> bool:
+    """``value``, when it is ``True`` or ``False`` (a NumPy bool too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{func}: {name} must be True or False, got {type(value).__name__} {_shown(value)}")
+    return bool(value)

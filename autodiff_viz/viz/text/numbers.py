@@ -9,8 +9,8 @@ follows :func:`fmt_number` and receives :data:`DIGITS` from
 ('12.0', '3', '0.1235', '1.5e-7')
 >>> from autodiff_viz.events import summarize
 >>> import numpy as np
->>> fmt_value(summarize(np.array([1.0, 2.0]))), fmt_short(summarize(np.zeros((2, 3))))
-('[1.0, 2.0]', '2×3, mean 0.0')
+>>> fmt_value(summarize(np.array([1.0, 2.0]))), fmt_box(summarize(np.zeros((4, 4))))
+('[1.0, 2.0]', '4×4 values, mean 0.0')
 """
 from __future__ import annotations
 
@@ -100,15 +100,18 @@ def fmt_full(s, digits: int = 6) -> str:
     return ", ".join(_nested(v, digits, s.dtype) for v in s.head[:HEAD]) + " …"  # (a window op's head is longer)
 
 
-def fmt_short(s) -> str:
-    """A value as a small box shows it (it must fit): ``3.0``, ``[1.0, 2.0]``, ``2×3, mean 0.12``."""
-    if s is None:
-        return ""
-    if s.size == 0:
-        return "[]"
-    if s.complete and s.size <= 2:
-        return fmt_value(s, digits=4 if s.size == 1 else 3)
-    return "×".join(str(d) for d in s.shape) + f", mean {fmt_number(s.mean, 3)}"
+def fmt_box(s, digits: int = DIGITS, max_items: int = FULL_ITEMS) -> str:
+    """A value as a box shows it, in a graph and in the player alike: :func:`fmt_lines` joined by
+    newlines (a tensor of up to ``max_items`` values whole, a larger one in words).
+
+    >>> from autodiff_viz.events import summarize
+    >>> import numpy as np
+    >>> fmt_box(summarize(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    '[[1.0, 2.0],\\n [3.0, 4.0]]'
+    >>> fmt_box(summarize(np.float32(1 / 3)), digits=2), fmt_box(summarize(np.arange(3.0)), max_items=2)
+    ('0.33', '3 values, mean 1.0')
+    """
+    return "\n".join(fmt_lines(s, digits, max_items))
 
 
 def fmt_lines(s, digits: int = 4, max_items: int = FULL_ITEMS, width: int = 40) -> list:

@@ -46,6 +46,16 @@ def partial_name(expr: str, op_type: str, i: int) -> str:
     return f"∂({expr})/∂{slot(i)}" if expr else f"∂{op_type}/∂{slot(i)}"
 
 
+def op_name(op_type: str, attrs=None) -> str:
+    """What a box calls an op: its type, or for a ``custom_gradient`` the function's own name.
+
+    >>> op_name("Mul"), op_name("IdentityN", {"function": "clip_gradients"})
+    ('Mul', 'clip_gradients')
+    """
+    function = (attrs or {}).get("function") if op_type == "IdentityN" else None
+    return str(function) if function else op_type
+
+
 def formula(op_type: str, expr: str) -> str:
     """An op's rule headline: ``Mul: a · b`` (``Foo: Foo(…)`` for an op with no formula)."""
     return f"{op_type}: {expr or op_type + '(…)'}"

@@ -51,6 +51,35 @@ function setFitted(t, text, room) {
   }
 }
 
+// A value over several lines (a matrix, as a graph's box writes it): one tspan per line, the
+// prefix ("= ", "∂ ") on the first, later lines indented by about its width; each line squeezed to
+// the box if need be.  A one-line value is set as before.
+function setLines(t, prefix, text, room, line) {
+  const want = text ? prefix + text : "";
+  if (t.dataset.text === want) return;
+  t.dataset.text = want;
+  const parts = text.split("\n");
+  if (parts.length === 1) { t.replaceChildren(); setFitted(t, want, room); return; }
+  t.removeAttribute("textLength");
+  t.removeAttribute("lengthAdjust");
+  const x = t.getAttribute("x");
+  t.replaceChildren(...parts.map((p, i) => {
+    const span = document.createElementNS("http://www.w3.org/2000/svg", "tspan");
+    span.setAttribute("x", x);
+    span.setAttribute("dy", i ? line : 0);
+    span.textContent = i ? "\u2007\u2007" + p.replace(/^ /, "\u00a0") : prefix + p;
+    return span;
+  }));
+  // the block centred in the box, its lines starting at one left edge (a matrix's columns line up)
+  const widths = [...t.childNodes].map((span) => Math.min(room, span.getComputedTextLength()));
+  const left = Number(x) - Math.max(...widths) / 2;
+  t.childNodes.forEach((span, i) => {
+    span.setAttribute("x", left);
+    span.setAttribute("text-anchor", "start");
+    if (widths[i] >= room) { span.setAttribute("textLength", room); span.setAttribute("lengthAdjust", "spacingAndGlyphs"); }
+  });
+}
+
 // A gradient's terms in a table cell: all of a few, the first and last of many.
 function termsText(terms) {
   if (terms.length <= 1) return terms[0] || "";
@@ -82,6 +111,8 @@ function render({ model, el }) {
     for (let i = 1; i + 2 < p.points.length; i += 3)
       d += ` C${p.points[i][0]} ${p.points[i][1]} ${p.points[i + 1][0]} ${p.points[i + 1][1]} ${p.points[i + 2][0]} ${p.points[i + 2][1]}`;
     const g = s("g", {class: "adv-edge adv-edge-" + (e.kind || "data")});
+    // gradient size as weight: the arrow's width while it carries its gradient back (style.css)
+    if (e.weight) g.style.setProperty("--adv-weight", (1.25 * e.weight).toFixed(2));
     g.append(s("path", {d, class: "adv-edge-line"}));
     if (p.head.length) g.append(s("polygon", {points: p.head.map((q) => q.join(",")).join(" "), class: "adv-edge-head"}));
     if (e.label) {
@@ -103,8 +134,8 @@ function render({ model, el }) {
     const ring = s("rect", {x: 5, y: 5, width: p.w - 10, height: p.h - 10, rx: n.kind === "leaf" ? 19 : 4,
       class: "adv-ring"});
     const lab = s("text", {x: p.w / 2, y: 22, "text-anchor": "middle", class: "adv-label"}); lab.textContent = n.label;
-    const val = s("text", {x: p.w / 2, y: 45, "text-anchor": "middle", class: "adv-val"});
-    const grad = s("text", {x: p.w / 2, y: 67, "text-anchor": "middle", class: "adv-grad"});
+    const val = s("text", {x: p.w / 2, y: p.vy, "text-anchor": "middle", class: "adv-val"});
+    const grad = s("text", {x: p.w / 2, y: p.gy, "text-anchor": "middle", class: "adv-grad"});
     // The order badge sits beside the node's button, not in it: its number is not part of the node's name.
     const badge = s("g", {transform: `translate(${p.x + p.w / 2 - 4},${p.y - p.h / 2 + 4})`, class: "adv-badge",
       "aria-hidden": "true", "data-for": n.id});
@@ -121,7 +152,7 @@ function render({ model, el }) {
     g.addEventListener("focus", () => trace(n.id));
     g.addEventListener("blur", () => trace(null));
     gNodes.append(g);
-    nodeEls.push({g, val, grad, badge, bt, role: n.role, box: n.box, kind: n.kind, room: p.w - 14});
+    nodeEls.push({g, val, grad, badge, bt, role: n.role, box: n.box, kind: n.kind, room: p.w - 14, line: p.line});
   });
   const graphBox = h("div", {class: "adv-graph-box"}, svg);
   const fitBtn = h("button", {type: "button", class: "adv-btn adv-fit", "aria-pressed": "false",
@@ -160,7 +191,10 @@ function render({ model, el }) {
     openNode = i;
     nodeEls[i].g.classList.add("adv-inspected");
     const n = data.nodes[i];
-    box.show(n.id, n.label, details.nodes[i], (body) => {
+    // with linked views, the details of the run at the slider's point (the base run's otherwise)
+    const gi = gridIndex();
+    const at = linked && linked.details && gi >= 0 && gi !== linked.base ? linked.details[gi][i] : details.nodes[i];
+    box.show(n.id, n.label, at, (body) => {
       const ks = stepsOf.get(n.id) || [];
       if (!ks.length) return;
       body.append(h("div", {class: "adv-d adv-d-steps", "data-section": "steps"},
@@ -322,8 +356,8 @@ function render({ model, el }) {
       if (recv.has(id)) cls += " adv-recv";
       for (const keep of ["adv-selected", "adv-inspected", "adv-path"]) if (ne.g.classList.contains(keep)) cls += " " + keep;
       ne.g.setAttribute("class", cls);
-      setFitted(ne.val, T.vals[i] ? "= " + T.vals[i] : "", ne.room);
-      setFitted(ne.grad, T.grads[i] ? "∂ " + T.grads[i] : "", ne.room);
+      setLines(ne.val, "= ", T.vals[i], ne.room, ne.line);
+      setLines(ne.grad, "∂ ", T.grads[i], ne.room, ne.line);
       ne.bt.textContent = S.order[i];
       ne.badge.style.display = S.order[i] ? "" : "none";
       nameNode(ne.g);
@@ -354,7 +388,7 @@ function render({ model, el }) {
   }
 
   model.on("change:step", draw);
-  model.on("change:grid", draw);
+  model.on("change:grid", () => { draw(); if (openNode >= 0) openDetails(openNode); });
   model.on("change:selected", drawPlot);
   draw();
   chooseFit();
