@@ -331,6 +331,23 @@ def _mean(xp, x, axis, keepdims):
     return xp.where(total < 0, -q, q)
 
 
+def _pow(xp, x, p):
+    """``x ** p``; on NumPy, a whole-number exponent takes the power of ``|x|`` and gives it ``x``'s sign when odd.
+
+    NumPy's float pow leaves its fast vector loop for negative bases (x**3 on
+    1,000 mixed-sign float32 values took 40 µs, on positive ones 2 µs), and
+    its two loops round differently, so ``(-x)**3`` was not always ``-(x**3)``.
+    Through ``|x|`` both run the fast loop and keep that symmetry, as TF's
+    (Eigen's) pow does; signed zeros, infinities and NaN come out as NumPy's.
+    """
+    if xp is _np and x.dtype.kind == "f" and p.ndim == 0 and p.dtype.kind == "f":
+        e = float(p)
+        if e.is_integer():
+            r = _np.pow(_np.abs(x), p)
+            return _np.copysign(r, x) if e % 2 else r
+    return xp.pow(x, p)
+
+
 def _nonzero_divisor(xp, y):
     """As TF, an integer division by zero is an error (NumPy would warn and give 0)."""
     if _integral(xp, y.dtype) and bool(xp.any(y == 0)):
@@ -558,7 +575,7 @@ defop("SqrtGrad", lambda xp, y, g: 0.5 * g / xp.where(g == 0, xp.ones_like(y), y
       save={0: (0, 1)}, save_output=(0,),
       jvp=lambda op, t: (0.5 * t[1] - t[0] * op.outputs[0]) / op.inputs[0],
       show=('b / (2a)   (a = √x, b: upstream)', '−b/(2a²)', '1/(2a)'))
-defop("Pow",      lambda xp, x, p: xp.pow(x, p),                 _pow_grad, save={0: (0, 1), 1: (0, 1)}, save_output=(1,),
+defop("Pow",      _pow,                                          _pow_grad, save={0: (0, 1), 1: (0, 1)}, save_output=(1,),
       jvp=_pow_jvp,
       show=('a^b', 'b·a^(b−1)', 'a^b·ln a'))
 defop("SquaredDifference", lambda xp, x, y: xp.square(x - y),
