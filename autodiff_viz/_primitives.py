@@ -103,8 +103,10 @@ def _matmul_grad(op, g):
 def _pow_grad(op, g):
     x, p = op.inputs
     z = op.outputs[0]
-    gx = g * p * o.pow(x, p - 1.0 if p.dtype.is_floating else p - 1)
-    if not x.dtype.is_floating or z is None:
+    # TF's grad * p * x^(p-1); the operands share one dtype (Pow's inputs and its gradient), so the
+    # ops go straight to the op table.
+    gx = o._mul(o._mul(g, p), o.pow(x, o._sub(p, o._const(1, p))))
+    if z is None or not x.dtype.is_floating:
         return gx, None
     positive = o.greater(x, 0.0)
     safe_log = o.where(positive, o.log(o.where(positive, x, o.ones_like(x))), o.zeros_like(x))
@@ -619,10 +621,10 @@ defop("Log",      lambda xp, x: xp.log(x),                       lambda op, g: (
 defop("Log1p",    lambda xp, x: xp.log1p(x),                     lambda op, g: (g / (1.0 + op.inputs[0]),), save="all",
       jvp=lambda op, t: t[0] / (1.0 + op.inputs[0]),
       show=('log(1 + a)', '1/(1 + a)'))
-defop("Sin",      lambda xp, x: xp.sin(x),                       lambda op, g: (g * o.cos(op.inputs[0]),), save="all",
+defop("Sin",      lambda xp, x: xp.sin(x),                       lambda op, g: (o._mul(g, o.cos(op.inputs[0])),), save="all",
       jvp=lambda op, t: t[0] * o.cos(op.inputs[0]),
       show=('sin(a)', 'cos(a)'))
-defop("Cos",      lambda xp, x: xp.cos(x),                       lambda op, g: (-g * o.sin(op.inputs[0]),), save="all",
+defop("Cos",      lambda xp, x: xp.cos(x),                       lambda op, g: (o._mul(o._neg(g), o.sin(op.inputs[0])),), save="all",
       jvp=lambda op, t: -t[0] * o.sin(op.inputs[0]),
       show=('cos(a)', '−sin(a)'))
 defop("Sinh",     lambda xp, x: xp.sinh(x),                      lambda op, g: (g * mo.cosh(op.inputs[0]),), save="all",

@@ -32,7 +32,7 @@ from . import events as _events
 from ._record import FACTS, ID, IN_IDS, OUT_ID, PRIM, Op as _OpView, from_facts
 from ._registry import PRIMITIVES
 from ._tape import GradientTape
-from ._tensor import ResourceVariable, Tensor
+from ._tensor import EagerTensor, ResourceVariable, Tensor
 from .events import (Accumulate, BackwardStep, Event, GradientBegin, GradientEnd, Leave, Op, OpSkipped, State,
                      TapeBegin, TapeEnd, TapeReset, Watch)
 from .traces import Trace
@@ -174,7 +174,10 @@ class _Converter:
         pending += (_Converter.on_op, tid)
         pending += rec[:FACTS]  # (not the record: it holds values its tape lets go of in the backward pass)
         pending += (v, len(inputs))
-        self._wait_or_now(mark, _write_inputs(pending, inputs) and _small_raw(v))
+        if _write_inputs(pending, inputs) and _small_raw(v) and self.room > 0:
+            self.room -= 1  # (_wait_or_now's waiting case, without the call: on every op of a traced loop)
+        else:
+            self._wait_or_now(mark, False)
 
     def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
         tid = tape._id
@@ -187,11 +190,16 @@ class _Converter:
         pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up, len(grads))
         waits = _small_raw(up)
         for g, t, c in zip(grads, totals, counts):
-            g = None if g is None else g._value
-            t = None if t is None else t._value
+            if t is not None:
+                t = t._value
+            if g is not None:  # (None waits: only a value is checked)
+                g = g._value
+                waits = waits and _small_raw(g) and (t is g or _small_raw(t))
             pending += (g, t, c)
-            waits = waits and _small_raw(g) and (t is g or _small_raw(t))
-        self._wait_or_now(mark, waits)
+        if waits and self.room > 0:
+            self.room -= 1  # (as in op)
+        else:
+            self._wait_or_now(mark, False)
 
     def _tape_id(self, tape) -> int:
         tid = tape._id
@@ -373,7 +381,7 @@ def _write_inputs(buf, inputs) -> bool:
             waits = False
         else:
             v = t._value
-            buf += (None, t.name, v)
+            buf += (None, None if type(t) is EagerTensor else t.name, v)  # (a plain op result has no name)
             waits = waits and _small_raw(v)
     return waits
 
