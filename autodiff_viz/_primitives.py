@@ -345,7 +345,11 @@ def _pow(xp, x, p):
     if xp is _np and x.dtype.kind == "f" and p.ndim == 0 and p.dtype.kind == "f":
         e = float(p)
         if e.is_integer():
-            r = _np.pow(_np.abs(x), p)
+            r = _np.abs(x)
+            if type(r) is _np.ndarray:  # (an array is worked on in place: one allocation, not three)
+                _np.pow(r, p, out=r)
+                return _np.copysign(r, x, out=r) if e % 2 else r
+            r = _np.pow(r, p)
             return _np.copysign(r, x) if e % 2 else r
     return xp.pow(x, p)
 

@@ -491,6 +491,10 @@ def _ones_like(t):
         if one is None:
             one = _ONES[v.dtype] = v.dtype.type(1)
         return _t._wrap(one)
+    if type(v) is _np.ndarray:  # (np.ones is a Python function around these two calls)
+        ones = _np.empty(v.shape, v.dtype)
+        ones.fill(1)
+        return _t._wrap(ones)
     return _t._wrap(_backend.namespace_of(v).ones(v.shape, dtype=v.dtype))
 
 

@@ -729,8 +729,9 @@ def binary(type, x, y) -> Tensor:
         x = as_tensor(x, None, type)
         y = as_tensor(y, x, type)
     else:
-        y = as_tensor(y, None, type)
-        x = as_tensor(x, y, type)
+        if not isinstance(y, Tensor):
+            y = as_tensor(y, None, type)
+        x = as_tensor(x, y, type)  # (``0.01 * g``: the number takes the tensor's dtype)
     # Same dtype objects is the common, fast case; comparing ad dtypes lets
     # two backends' float32 through to execute, which reports the mix.
     dtype = x._value.dtype
