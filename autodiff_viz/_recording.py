@@ -171,9 +171,8 @@ class _Converter:
         pending = self.pending
         mark = len(pending)
         v = out._value
-        pending += (_Converter.on_op, tid)
-        pending += rec[:FACTS]  # (not the record: it holds values its tape lets go of in the backward pass)
-        pending += (v, len(inputs))
+        # (The record's facts, not the record: it holds values its tape lets go of in the backward pass.)
+        pending += (_Converter.on_op, tid, *rec[:FACTS], v, len(inputs))
         if _write_inputs(pending, inputs) and _small_raw(v) and self.room > 0:
             self.room -= 1  # (_wait_or_now's waiting case, without the call: on every op of a traced loop)
         else:

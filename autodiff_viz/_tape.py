@@ -267,6 +267,7 @@ class GradientTape:
         grads: dict = {}
         counts: dict = {}
         emitting = LISTENING[0]
+        audience = state.audience  # (who hears the steps: read once, as ``emitting`` is)
         for t, og in zip(targets, ogs):
             if t._id not in reach or not _floating(t):
                 continue
@@ -337,7 +338,7 @@ class GradientTape:
                         prev = grads.get(tid)
                         grads[tid] = totals[i] = gi if prev is None else add(prev, gi)
                         counts[tid] = tally[i] = counts.get(tid, 0) + 1
-                state.audience.step(self, op, step, g, sent, totals, tally)
+                audience.step(self, op, step, g, sent, totals, tally)
             if free:
                 if saved is not None or output is not None or own_rule is not None:
                     # released(rec), from the fields at hand
