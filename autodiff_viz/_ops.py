@@ -67,6 +67,7 @@ def softplus(x, name=None): return _execute(_P["Softplus"], (numeric(x, "Softplu
 # dtype: straight into the op table, without the public argument checks.
 def _mul(x, y): return _execute(_P["Mul"], (x, y))
 def _sub(x, y): return _execute(_P["Sub"], (x, y))
+def _pow(x, y): return _execute(_P["Pow"], (x, y))
 def _div(x, y): return _execute(_P["RealDiv"], (x, y))
 def _neg(x): return _execute(_P["Neg"], (x,))
 def _const(c, like): return as_tensor(c, like)  # a Python number in ``like``'s dtype (cached on NumPy)

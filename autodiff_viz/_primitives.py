@@ -105,7 +105,7 @@ def _pow_grad(op, g):
     z = op.outputs[0]
     # TF's grad * p * x^(p-1); the operands share one dtype (Pow's inputs and its gradient), so the
     # ops go straight to the op table.
-    gx = o._mul(o._mul(g, p), o.pow(x, o._sub(p, o._const(1, p))))
+    gx = o._mul(o._mul(g, p), o._pow(x, o._sub(p, o._const(1, p))))
     if z is None or not x.dtype.is_floating:
         return gx, None
     positive = o.greater(x, 0.0)
