@@ -93,8 +93,13 @@ def pop_tape(tape) -> None:
 
     (A tape entered outside a ``custom_gradient`` function can be left inside it.)
     """
+    tapes = state.tapes
+    if tapes and tapes[-1] is tape and not state.set_aside:  # (the common case: the innermost tape leaves)
+        tapes.pop()
+        _count(ACTIVE, -1)
+        return
     found = False
-    for stack in [state.tapes, *state.set_aside]:  # (outer_only's stack and the one it put aside share tapes)
+    for stack in [tapes, *state.set_aside]:  # (outer_only's stack and the one it put aside share tapes)
         if tape in stack:
             stack.remove(tape)
             found = True

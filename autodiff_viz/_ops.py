@@ -15,8 +15,8 @@ import numpy as _np
 from . import _backend, _dtypes, _registry
 from ._context import name_scope
 from ._tensor import (  # noqa: F401  (matmul, truediv and InvalidArgumentError are public here too)
-    InvalidArgumentError, Tensor, _cast, _int_arg, _shape_arg, _wrap, as_tensor, binary, convert_to_tensor, execute,
-    getitem, matmul, numeric, truediv, unary,
+    TRANSPOSED as _TRANSPOSED, InvalidArgumentError, Tensor, _cast, _int_arg, _shape_arg, _wrap, as_tensor, binary,
+    convert_to_tensor, execute, getitem, matmul, numeric, truediv, unary,
 )
 from .errors import DTypeMismatchError, ResourceExhaustedError
 
@@ -66,6 +66,8 @@ def softplus(x, name=None): return _execute(_P["Softplus"], (numeric(x, "Softplu
 # For gradient and tangent rules, whose operands are always two tensors of one
 # dtype: straight into the op table, without the public argument checks.
 def _mul(x, y): return _execute(_P["Mul"], (x, y))
+def _sub(x, y): return _execute(_P["Sub"], (x, y))
+def _pow(x, y): return _execute(_P["Pow"], (x, y))
 def _div(x, y): return _execute(_P["RealDiv"], (x, y))
 def _neg(x): return _execute(_P["Neg"], (x,))
 def _const(c, like): return as_tensor(c, like)  # a Python number in ``like``'s dtype (cached on NumPy)
@@ -85,10 +87,6 @@ def _broadcast_to(x, shape):
 
 def _matmul(a, b, transpose_a=False, transpose_b=False):
     return _execute(_P["MatMul"], (a, b), _TRANSPOSED[transpose_a, transpose_b])
-
-
-# The four attribute dicts of a rule's matmul, made once (records share them; nothing changes them).
-_TRANSPOSED = {(ta, tb): {"transpose_a": ta, "transpose_b": tb} for ta in (False, True) for tb in (False, True)}
 
 
 def _leaky_relu_grad(g, x, alpha):

@@ -103,8 +103,10 @@ def _matmul_grad(op, g):
 def _pow_grad(op, g):
     x, p = op.inputs
     z = op.outputs[0]
-    gx = g * p * o.pow(x, p - 1.0 if p.dtype.is_floating else p - 1)
-    if not x.dtype.is_floating or z is None:
+    # TF's grad * p * x^(p-1); the operands share one dtype (Pow's inputs and its gradient), so the
+    # ops go straight to the op table.
+    gx = o._mul(o._mul(g, p), o._pow(x, o._sub(p, o._const(1, p))))
+    if z is None or not x.dtype.is_floating:
         return gx, None
     positive = o.greater(x, 0.0)
     safe_log = o.where(positive, o.log(o.where(positive, x, o.ones_like(x))), o.zeros_like(x))
@@ -329,6 +331,41 @@ def _mean(xp, x, axis, keepdims):
         return total
     q = xp.abs(total) // n
     return xp.where(total < 0, -q, q)
+
+
+def _pow(xp, x, p):
+    """``x ** p``; a whole-number exponent takes the power of ``|x|`` and gives it ``x``'s sign when odd.
+
+    NumPy's float pow leaves its fast vector loop for negative bases (x**3 on
+    1,000 mixed-sign float32 values took 40 µs, on positive ones 2 µs), and
+    its two loops round differently, so ``(-x)**3`` was not always ``-(x**3)``.
+    Through ``|x|`` every backend runs one loop and keeps that symmetry, as
+    TF's (Eigen's) pow does; signed zeros, infinities and NaN come out as
+    NumPy's pow gives them.  ``x ** 2`` and ``x ** 1`` are ``x * x`` and ``x``,
+    the bits NumPy's pow gives for them, at a third of its cost.
+    """
+    if xp is _np:
+        real = x.dtype.kind == "f" and p.dtype.kind == "f"
+    else:
+        real = _real_floating(xp, x.dtype) and _real_floating(xp, p.dtype)
+    if real and p.ndim == 0:
+        e = float(p)
+        if e == 2.0:
+            return x * x
+        if e == 1.0:
+            return xp.positive(x)
+        if e.is_integer():
+            r = xp.abs(x)
+            if type(r) is _np.ndarray:  # (a NumPy array is worked on in place: one allocation, not three)
+                _np.pow(r, p, out=r)
+                return _np.copysign(r, x, out=r) if e % 2 else r
+            r = xp.pow(r, p)
+            return xp.copysign(r, x) if e % 2 else r
+    return xp.pow(x, p)
+
+
+def _real_floating(xp, dtype) -> bool:
+    return xp.isdtype(dtype, "real floating") if hasattr(xp, "isdtype") else dtype.kind == "f"
 
 
 def _nonzero_divisor(xp, y):
@@ -558,7 +595,7 @@ defop("SqrtGrad", lambda xp, y, g: 0.5 * g / xp.where(g == 0, xp.ones_like(y), y
       save={0: (0, 1)}, save_output=(0,),
       jvp=lambda op, t: (0.5 * t[1] - t[0] * op.outputs[0]) / op.inputs[0],
       show=('b / (2a)   (a = √x, b: upstream)', '−b/(2a²)', '1/(2a)'))
-defop("Pow",      lambda xp, x, p: xp.pow(x, p),                 _pow_grad, save={0: (0, 1), 1: (0, 1)}, save_output=(1,),
+defop("Pow",      _pow,                                          _pow_grad, save={0: (0, 1), 1: (0, 1)}, save_output=(1,),
       jvp=_pow_jvp,
       show=('a^b', 'b·a^(b−1)', 'a^b·ln a'))
 defop("SquaredDifference", lambda xp, x, y: xp.square(x - y),
@@ -602,10 +639,10 @@ defop("Log",      lambda xp, x: xp.log(x),                       lambda op, g: (
 defop("Log1p",    lambda xp, x: xp.log1p(x),                     lambda op, g: (g / (1.0 + op.inputs[0]),), save="all",
       jvp=lambda op, t: t[0] / (1.0 + op.inputs[0]),
       show=('log(1 + a)', '1/(1 + a)'))
-defop("Sin",      lambda xp, x: xp.sin(x),                       lambda op, g: (g * o.cos(op.inputs[0]),), save="all",
+defop("Sin",      lambda xp, x: xp.sin(x),                       lambda op, g: (o._mul(g, o.cos(op.inputs[0])),), save="all",
       jvp=lambda op, t: t[0] * o.cos(op.inputs[0]),
       show=('sin(a)', 'cos(a)'))
-defop("Cos",      lambda xp, x: xp.cos(x),                       lambda op, g: (-g * o.sin(op.inputs[0]),), save="all",
+defop("Cos",      lambda xp, x: xp.cos(x),                       lambda op, g: (o._mul(o._neg(g), o.sin(op.inputs[0])),), save="all",
       jvp=lambda op, t: -t[0] * o.sin(op.inputs[0]),
       show=('cos(a)', '−sin(a)'))
 defop("Sinh",     lambda xp, x: xp.sinh(x),                      lambda op, g: (g * mo.cosh(op.inputs[0]),), save="all",

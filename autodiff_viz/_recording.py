@@ -33,7 +33,7 @@ from ._record import FACTS, ID, IN_IDS, OUT_ID, PRIM, Op as _OpView, from_facts
 from ._registry import PRIMITIVES
 from ._forward import ForwardAccumulator
 from ._tape import GradientTape
-from ._tensor import ResourceVariable, Tensor
+from ._tensor import EagerTensor, ResourceVariable, Tensor
 from .events import (Accumulate, BackwardStep, Event, ForwardBegin, ForwardEnd, GradientBegin, GradientEnd,
                      GradientRow, Leave, Op, OpSkipped, State, Tangent, TapeBegin, TapeEnd, TapeReset, Watch)
 from .traces import Trace
@@ -182,10 +182,12 @@ class _Converter:
         pending = self.pending
         mark = len(pending)
         v = out._value
-        pending += (_Converter.on_op, tid)
-        pending += rec[:FACTS]  # (not the record: it holds values its tape lets go of in the backward pass)
-        pending += (v, len(inputs))
-        self._wait_or_now(mark, _write_inputs(pending, inputs) and _small_raw(v))
+        # (The record's facts, not the record: it holds values its tape lets go of in the backward pass.)
+        pending += (_Converter.on_op, tid, *rec[:FACTS], v, len(inputs))
+        if _write_inputs(pending, inputs) and _small_raw(v) and self.room > 0:
+            self.room -= 1  # (_wait_or_now's waiting case, without the call: on every op of a traced loop)
+        else:
+            self._wait_or_now(mark, False)
 
     def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
         tid = tape._id
@@ -198,11 +200,16 @@ class _Converter:
         pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up, len(grads))
         waits = _small_raw(up)
         for g, t, c in zip(grads, totals, counts):
-            g = None if g is None else g._value
-            t = None if t is None else t._value
+            if t is not None:
+                t = t._value
+            if g is not None:  # (None waits: only a value is checked)
+                g = g._value
+                waits = waits and _small_raw(g) and (t is g or _small_raw(t))
             pending += (g, t, c)
-            waits = waits and _small_raw(g) and (t is g or _small_raw(t))
-        self._wait_or_now(mark, waits)
+        if waits and self.room > 0:
+            self.room -= 1  # (as in op)
+        else:
+            self._wait_or_now(mark, False)
 
     def _tape_id(self, tape) -> int:
         tid = tape._id
@@ -425,7 +432,7 @@ def _write_inputs(buf, inputs) -> bool:
             waits = False
         else:
             v = t._value
-            buf += (None, t.name, v)
+            buf += (None, None if type(t) is EagerTensor else t.name, v)  # (a plain op result has no name)
             waits = waits and _small_raw(v)
     return waits
 

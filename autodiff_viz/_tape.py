@@ -27,7 +27,7 @@ from . import _backend, _context, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import _by_class, of_dtype
-from ._record import IN_IDS, IN_SHAPES, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
+from ._record import IN_IDS, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
 from ._shape import broadcast_axes
 from ._tensor import ResourceVariable, Tensor
 
@@ -199,11 +199,14 @@ class GradientTape:
         """
         self._check_usable("gradient")
         zero = _unconnected(unconnected_gradients)
-        flat_targets = _as_tensors(_nest.flatten(target), "target")
-        flat_sources = _as_tensors(_nest.flatten(sources), "source")
+        # (One tensor each, the common case, skips the walks over nested structures.)
+        flat_targets = [target] if isinstance(target, Tensor) else _as_tensors(_nest.flatten(target), "target")
+        one_source = isinstance(sources, Tensor)
+        flat_sources = [sources] if one_source else _as_tensors(_nest.flatten(sources), "source")
         if not self._persistent:  # what the one call was asked: explain tells a later, refused call apart
             self._asked = (tuple(t._id for t in flat_targets), tuple(s._id for s in flat_sources))
-        ogs = _output_gradients(output_gradients, flat_targets)
+        ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
+                                                                                             flat_targets)
         for t in flat_targets:
             if not _floating(t):
                 warnings.warn("The dtype of the target tensor must be floating (e.g. ad.float32) when calling "
@@ -214,10 +217,10 @@ class GradientTape:
                               f"GradientTape.gradient, got ad.{s.dtype.name}", stacklevel=2)
         if LISTENING[0]:
             emit("gradient_begin", tape=self, targets=flat_targets, sources=flat_sources, method="gradient")
-        grads = self._backward(flat_targets, ogs, flat_sources, free=not self._persistent)
+        grads = self._backward(flat_targets, ogs, flat_sources, not self._persistent)
         results = [_result(grads.get(s._id), s, zero) for s in flat_sources]
         self._finish(flat_sources, results)
-        return _nest.pack_like(sources, results)
+        return results[0] if one_source else _nest.pack_like(sources, results)
 
     def _finish(self, sources, results):
         if not self._persistent:
@@ -268,6 +271,7 @@ class GradientTape:
         grads: dict = {}
         counts: dict = {}
         emitting = LISTENING[0]
+        audience = state.audience  # (who hears the steps: read once, as ``emitting`` is)
         for t, og in zip(targets, ogs):
             if t._id not in reach or not _floating(t):
                 continue
@@ -278,15 +282,15 @@ class GradientTape:
         add = _add
         new_op = object.__new__
         for k in range(n - 1, -1, -1):
-            rec = records[k]
-            out_id = rec[OUT_ID]
+            # The record's fields in the order _record declares them: one unpacking costs a third of
+            # reading six of them by name, on every record of every backward pass.
+            (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
+             saved, output, own_rule) = rec = records[k]
             g = grads.get(out_id)
             if g is None:  # not on a path from a source to a target (or a spent record)
                 if free:
                     records[k] = released(rec)
                 continue
-            prim, in_ids, in_shapes = rec[PRIM], rec[IN_IDS], rec[IN_SHAPES]
-            saved, output, own_rule = rec[INPUTS], rec[OUTPUT], rec[RULE]  # (what a released record lets go)
             rule = own_rule or prim.grad
             if rule is missing:
                 raise LookupError(f"gradient registry has no entry for: {prim.type}")
@@ -338,10 +342,12 @@ class GradientTape:
                         prev = grads.get(tid)
                         grads[tid] = totals[i] = gi if prev is None else add(prev, gi)
                         counts[tid] = tally[i] = counts.get(tid, 0) + 1
-                state.audience.step(self, op, step, g, sent, totals, tally)
+                audience.step(self, op, step, g, sent, totals, tally)
             if free:
-                if saved is not None or output is not None or own_rule is not None:  # (else released(rec) is rec)
-                    records[k] = released(rec)
+                if saved is not None or output is not None or own_rule is not None:
+                    # released(rec), from the fields at hand
+                    records[k] = (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
+                                  None, None, None)
                 if out_id not in source_ids:
                     del grads[out_id]
         if free:
@@ -472,6 +478,10 @@ def _ones_like(t):
         if one is None:
             one = _ONES[v.dtype] = v.dtype.type(1)
         return _t._wrap(one)
+    if type(v) is _np.ndarray:  # (np.ones is a Python function around these two calls)
+        ones = _np.empty(v.shape, v.dtype)
+        ones.fill(1)
+        return _t._wrap(ones)
     return _t._wrap(_backend.namespace_of(v).ones(v.shape, dtype=v.dtype))
 
 

@@ -741,8 +741,9 @@ def binary(type, x, y) -> Tensor:
         x = as_tensor(x, None, type)
         y = as_tensor(y, x, type)
     else:
-        y = as_tensor(y, None, type)
-        x = as_tensor(x, y, type)
+        if not isinstance(y, Tensor):
+            y = as_tensor(y, None, type)
+        x = as_tensor(x, y, type)  # (``0.01 * g``: the number takes the tensor's dtype)
     # Same dtype objects is the common, fast case; comparing ad dtypes lets
     # two backends' float32 through to execute, which reports the mix.
     dtype = x._value.dtype
@@ -859,7 +860,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if da is not db:
         raise DTypeMismatchError(f"MatMul: operands have different dtypes, {a.dtype.name} and {b.dtype.name} "
                                  f"(shapes {sa} and {sb}); use ad.cast to convert one of them")
-    return execute(PRIMITIVES["MatMul"], (a, b), {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)})
+    return execute(PRIMITIVES["MatMul"], (a, b), TRANSPOSED[bool(transpose_a), bool(transpose_b)])
+
+
+# The four attribute dicts of a matmul, made once (records share them; nothing changes them).
+TRANSPOSED = {(ta, tb): {"transpose_a": ta, "transpose_b": tb} for ta in (False, True) for tb in (False, True)}
 
 
 def _normalize_index(index):

@@ -195,6 +195,25 @@ def test_gradient_with_respect_to_a_target_itself():
     np.testing.assert_array_equal(tape.gradient(x, x).numpy(), [1.0, 1.0])
 
 
+def test_pow_with_a_whole_exponent_is_symmetric_in_the_sign_of_the_base_and_within_an_ulp():
+    # Closed form: (-x)^n = (-1)^n x^n exactly, and x^n is the exact power rounded (to 1 ulp, as
+    # NumPy's and TF's float pow); signed zeros, infinities, NaN and 1/0 as NumPy's pow gives them.
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        x = rng.uniform(0.01, 2.0, size=500).astype(dtype)
+        for n in (-3, -2, -1, 0, 1, 2, 3, 4, 5, 7):
+            up, down = (ad.constant(x) ** float(n)).numpy(), (ad.constant(-x) ** float(n)).numpy()
+            np.testing.assert_array_equal(down, up * (-1.0) ** n)
+            exact = np.array([float(np.longdouble(v) ** n) for v in x.astype(np.float64)])
+            np.testing.assert_array_max_ulp(up, exact.astype(dtype), maxulp=1)
+    special = np.array([-0.0, 0.0, -np.inf, np.inf, np.nan, -2.0], np.float32)
+    with np.errstate(all="ignore"):
+        for n in (-3.0, -2.0, 0.0, 2.0, 3.0, 0.5):
+            got, want = (ad.constant(special) ** n).numpy(), np.power(special, np.float32(n))
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 # -- higher order ---------------------------------------------------------------
 def test_third_derivative_through_three_tapes():
     x = ad.Variable(2.0)

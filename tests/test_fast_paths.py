@@ -54,6 +54,28 @@ def test_a_record_reads_by_its_declared_names_and_lets_go_of_its_values():
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), [[3.0, 3.0]])
 
 
+def test_a_spent_tape_holds_each_record_as_released_makes_it():
+    # The backward pass lets a reached record go from its unpacked fields, not through released():
+    # both must give the same plain facts, for records on and off the path, nested tapes included.
+    x, c = ad.constant([1.0, -2.0]), ad.constant(3.0)
+    with ad.GradientTape() as outer:
+        outer.watch(x)
+        with ad.GradientTape() as inner:
+            inner.watch(x)
+            s = ad.reduce_sum(ad.sin(x) * x ** 3.0)
+            off_path = ad.exp(x) * c  # recorded, never reached from s
+        kept = list(inner._records)
+        g = inner.gradient(s, x)
+    assert len(kept) == 6 and inner._records == [_record.released(rec) for rec in kept]
+    assert all(rec[_record.FACTS:] == (None, None, None) for rec in inner._records)
+    outer_kept = list(outer._records)
+    h = outer.gradient(g, x)
+    assert outer._records == [_record.released(rec) for rec in outer_kept]
+    v = np.array([1.0, -2.0])  # d/dx of 3x^2 sin x + x^3 cos x
+    np.testing.assert_allclose(h.numpy(), 6 * v * np.sin(v) + 6 * v ** 2 * np.cos(v) - v ** 3 * np.sin(v), rtol=1e-5)
+    assert off_path.shape == (2,)
+
+
 def test_records_hold_the_shapes_and_dtypes_of_scalars_and_arrays_alike():
     # NumPy numbers' facts are looked up by type, arrays' are read: both must be the values' own.
     values = [ad.constant(1.5), ad.constant(2, dtype=ad.int32), ad.constant(1.5, dtype=ad.float64),
