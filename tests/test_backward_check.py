@@ -85,7 +85,10 @@ SLIPS = [
     ("wrong axis", lambda v, g: {"b1": g["z1"].sum(axis=1)}, "b1",
      "Wrong axis: your db1 sums the upstream gradient over axis 1; b1 is broadcast over axis 0"),
     ("sign", lambda v, g: {"h": -g["h"]}, "h", "right size but the wrong sign"),
-    ("relu of the output", lambda v, g: {"z1": g["h"] * (v.h >= 0)}, "z1", "dz1 is not right"),
+    ("relu of the output", lambda v, g: {"z1": g["h"] * (v.h >= 0)}, "z1",
+     "Your dz1 is the upstream gradient unchanged: the local factor of the op that uses z1 is missing"),
+    ("keepdims", lambda v, g: {"b2": g["logits"].sum(axis=0, keepdims=True)}, "b2",
+     "Right numbers, wrong shape: your db2 has shape (1, 3), b2 has shape (3,)"),
 ]
 
 
@@ -99,6 +102,16 @@ def test_a_slip_is_named_and_marked_on_the_students_graph(what, slip, name, word
     assert "✗" in g.source and "where your backward pass first differs from the tape" in g.source
     assert f"d{name}: expected" in g.source
     assert "Upstream × local:" in r.message
+
+
+def test_a_wrong_axis_is_named_when_the_shapes_agree():
+    """A square batch (3 examples, 3 classes): db2 summed over axis 1 has b2's shape, and is still named."""
+    rng = np.random.default_rng(3)
+    data = dict(X=rng.normal(size=(3, D)), y=np.array([0, 2, 1]), W1=rng.normal(size=(D, H)) * 0.7,
+                b1=rng.normal(size=H) * 0.3, W2=rng.normal(size=(H, 3)) * 0.7, b2=rng.normal(size=3) * 0.3)
+    r = classroom.check_backward(forward, data, _with(lambda v, g: {"b2": g["logits"].sum(axis=1)}))
+    assert not r.passed and r.divergence.name == "b2"
+    assert "Wrong axis: your db2 sums the upstream gradient over axis 1; b2 is broadcast over axis 0" in r.message
 
 
 def test_upstream_times_local_names_the_matmul_rule_and_its_operands():

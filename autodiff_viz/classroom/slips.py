@@ -39,6 +39,12 @@ def name_slip(name: str, got: np.ndarray, exp: np.ndarray, *, upstream, sizes, r
     ``sizes``: the sizes in the computation (a batch size, a row length...), for a forgotten ``1/n``.
     """
     d = f"d{name}"
+    if got.shape != exp.shape and got.size == exp.size and _close(got.reshape(exp.shape), exp, rtol, atol):
+        return (f"Right numbers, wrong shape: your {d} has shape {got.shape}, {name} has shape {exp.shape} "
+                "(keepdims, or a reshape too many).")
+    wrong_axis = _wrong_axis(d, name, got, exp, upstream, rtol, atol)
+    if wrong_axis:
+        return wrong_axis
     if got.shape != exp.shape:
         if got.ndim == 2 and got.shape == exp.shape[::-1] and _close(got.T, exp, rtol, atol):
             return (f"Missing transpose: your {d} has shape {got.shape}, the transpose of {name} {exp.shape}. "
@@ -49,22 +55,15 @@ def name_slip(name: str, got: np.ndarray, exp: np.ndarray, *, upstream, sizes, r
                 return (f"No sum over the batch: your {d} has shape {got.shape}, {name} has shape {exp.shape}. "
                         f"{name} is used once per example (broadcast over axis {axis}), so its gradient adds up "
                         f"the examples: sum over axis {axis}.")
-        if upstream is not None:
-            up = np.asarray(upstream, dtype=np.float64)
-            right = [k for k in range(up.ndim) if _close(up.sum(axis=k), exp, rtol, atol)]
-            wrong = [k for k in range(up.ndim) if _close(up.sum(axis=k), got, rtol, atol)]
-            if right and wrong:
-                return (f"Wrong axis: your {d} sums the upstream gradient over axis {wrong[0]}; {name} is "
-                        f"broadcast over axis {right[0]}, so sum over axis={right[0]} (shape {exp.shape}).")
-        if got.size == exp.size and _close(got.reshape(exp.shape), exp, rtol, atol):
-            return (f"Right numbers, wrong shape: your {d} has shape {got.shape}, {name} has shape {exp.shape} "
-                    "(keepdims, or a reshape too many).")
         return (f"Your {d} has shape {got.shape}, but {name} has shape {exp.shape}: a gradient has the shape of "
                 "the tensor it belongs to.")
     if got.ndim == 2 and got.shape[0] == got.shape[1] and not _close(exp, exp.T, rtol, atol) and \
             _close(got.T, exp, rtol, atol):
         return (f"Missing transpose: your {d} is the transpose of the right one ({name} is square, so the shapes "
                 "could not tell). Check which factor of the MatMul rule is transposed.")
+    if upstream is not None and _close(got, np.asarray(upstream, dtype=np.float64), rtol, atol):
+        return (f"Your {d} is the upstream gradient unchanged: the local factor of the op that uses {name} is "
+                "missing (upstream × local).")
     r = _ratio(got, exp, rtol)
     if r is None:
         return ""
@@ -80,6 +79,19 @@ def name_slip(name: str, got: np.ndarray, exp: np.ndarray, *, upstream, sizes, r
         if abs(r - 1) > 1e-3 and abs(r * q - round(r * q)) < 1e-3 * q and abs(round(r * q)) <= 8:
             return f"Your {d} is the right one times {_fraction(round(r * q), q)}: a constant factor is off."
     return ""
+
+
+def _wrong_axis(d, name, got, exp, upstream, rtol, atol) -> str:
+    """The upstream summed over one axis where the right answer sums it over another (the shapes may agree)."""
+    if upstream is None:
+        return ""
+    up = np.asarray(upstream, dtype=np.float64)
+    right = [k for k in range(up.ndim) if _close(up.sum(axis=k), exp, rtol, atol)]
+    wrong = [k for k in range(up.ndim) if k not in right and _close(up.sum(axis=k), got, rtol, atol)]
+    if not (right and wrong):
+        return ""
+    return (f"Wrong axis: your {d} sums the upstream gradient over axis {wrong[0]}; {name} is broadcast over "
+            f"axis {right[0]}, so sum over axis={right[0]} (shape {exp.shape}).")
 
 
 def _fraction(p, q) -> str:
