@@ -466,10 +466,10 @@ def test_one_name_per_input_in_every_message():
     assert doubled.divergence.input_name == "w" and "to w;" in doubled.message
     for r in (shape, unsummed, doubled):
         assert " b " not in r.message and " b," not in r.message and " b:" not in r.message, r.message
-    # A formula's slot that is also a parameter's name says whose slot it is: a is f's a, Mul's input a is sin(a).
+    # A formula's slot that is also a parameter's name is called by its place: a is f's a, Mul's first input sin(a).
     g = lambda a, b: ad.multiply(ad.sin(a), b)  # noqa: E731
     r = classroom.check_rule("Mul", lambda op, grad: (grad, grad * op.inputs[0]), g, [A, B])
-    assert r.divergence.input_name == "Mul's input a" and "the rule sent" in r.message
+    assert r.divergence.input_name == "Mul's first input" and "the rule sent" in r.message
     np.testing.assert_allclose(r.divergence.expected, r.divergence.upstream * B, rtol=1e-6)   # ∂(u·b)/∂u = b
 
 
@@ -495,7 +495,7 @@ matmul_loss = lambda a, b: ad.reduce_sum(ad.matmul(a, b) ** 2)  # noqa: E731
      "reads the output op.outputs[0] where its formula needs the input op.inputs[0]"),
     ("Tanh", lambda op, g: g * (1.0 - op.outputs[0]), tanh_twice, X, "needs y² (a missing square)"),
     ("RealDiv", lambda op, g: (g / op.inputs[0], -g * op.inputs[1] / op.inputs[0] ** 2),
-     lambda a, b: ad.divide(a, b + 3.0) * a, [A, B], "operands swapped: it uses a where it needs RealDiv's input b"),
+     lambda a, b: ad.divide(a, b + 3.0) * a, [A, B], "operands swapped: it uses a where it needs RealDiv's second input"),
     ("Mean", lambda op, g: g * ad.ones_like(op.inputs[0]), lambda x: ad.reduce_mean(x * x) * 2.0, np.arange(4.0),
      "exactly 4 times the right ones: a sum where the formula has a mean"),
     ("Sum", lambda op, g: g * ad.ones_like(op.inputs[0]) / 4.0, lambda x: ad.reduce_sum(x * x) * 2.0,
@@ -511,6 +511,13 @@ matmul_loss = lambda a, b: ad.reduce_sum(ad.matmul(a, b) ** 2)  # noqa: E731
      "It looks summed over axis 1, but the input was copied along axis 0: sum over axis 0 instead"),
     ("Add", lambda op, g: (g, ad.reduce_sum(g, axis=1)), bias_loss, [np.arange(9.0).reshape(3, 3) / 5, XB[1]],
      "Your rule sums over the wrong axis: b was copied along axis 0 of the result"),   # square: same shape
+    ("Mul", lambda op, g: (g * op.inputs[1], ad.reduce_sum(g * op.inputs[0], axis=1)),
+     lambda x, w: ad.reduce_sum(ad.sin(x * w)), [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([0.5, -2.0])],
+     "sums over the wrong axis: w was copied along axis 0 of the result, so its gradient is the sum over axis 0 "
+     "(ad.reduce_sum(g, axis=0)), not over axis 1"),   # square, and the local factor is x: not the upstream's sum
+    ("Mul", lambda op, g: (g * op.inputs[0], g * op.inputs[1]), lambda a, b: a * b * a,
+     [np.array([1.0, 2.0]), np.array([3.0, -1.0])],
+     "The gradients of Mul's first input and a are swapped"),   # a·b is unnamed: called by its place, not "a"
 ])
 def test_a_mistake_is_named_not_only_numbered(op_type, rule, f, x, words):
     r = classroom.check_rule(op_type, rule, f, x)
@@ -552,3 +559,17 @@ def test_the_upstream_note_only_where_the_upstream_is_not_1_nor_0():
 def test_a_wrong_prediction_names_its_mistake(f, x, predicted, words):
     r = classroom.check_prediction(f, x, predicted)
     assert not r.passed and words in r.message, r.message
+
+
+def test_a_wrong_number_for_none_names_the_input_as_f_does():
+    """b is never used: the tape gives None, and every sentence calls the input b (never 'source')."""
+    r = classroom.check_prediction(lambda a, b: a * 2.0, [2.0, 3.0], [2.0, 0.0])
+    assert not r.passed and r.explanation is not None
+    assert "For b you predicted 0.0; the tape gives None." in r.message
+    assert "the source 'b'" in r.message and "'source'" not in r.message, r.message
+
+
+@pytest.mark.parametrize("predicted", ["4", [[2.0], [2.0, 2.0]], {"x": 4.0}])
+def test_a_prediction_that_is_not_numbers_is_refused_by_name(predicted):
+    with pytest.raises(TypeError, match="check_prediction: the prediction for x must be None, a number or an array"):
+        classroom.check_prediction(lambda x: ad.reduce_sum(x * x), np.array([1.0, 1.0, 1.0]), predicted)

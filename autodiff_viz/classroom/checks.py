@@ -201,7 +201,8 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
             # How many elements the node sums or averages into one (a reduction), or copies one to.
             sizes = [max(a.size, g.size) // max(1, min(a.size, g.size)) for a in in_arrays if a.size != g.size]
             divergence.hint = _hint(divergence, verdicts, g, where, names, arrays, who, sizes) or (
-                _rerun_hint(watcher, node, upstream, bad, v["expected"], who) if watcher is not None else "")
+                _rerun_hint(watcher, node, upstream, bad, v["expected"], who) if watcher is not None else "") or \
+                _wrong_axis_hint(reference, node, in_arrays, bad, g, v["got"], v["expected"], who)
             break
 
     if checked == 0:
@@ -332,6 +333,34 @@ def _rerun_hint(watcher, node, upstream, i, expected, who) -> str:
             continue
         if got.shape == expected.shape and np.allclose(got, expected, rtol=1e-4, atol=1e-6):
             return words
+    return ""
+
+
+def _wrong_axis_hint(reference, node, arrays, i, upstream, got, expected, who) -> str:
+    """A broadcast input whose gradient was summed over the wrong axis, even where that gives the right shape.
+
+    The gradient before the sum (one value per copy of input ``i``) comes from finite differences of the op
+    with that input copied out to the output's shape; the sums of it over each axis are compared with ``got``.
+    """
+    shape = np.shape(upstream)
+    if got is None or np.shape(arrays[i]) == shape or np.shape(got) != np.shape(expected) or \
+            broadcast_axes(np.shape(arrays[i]), shape) is None:
+        return ""
+    copied = list(arrays)
+    copied[i] = np.broadcast_to(arrays[i], shape).copy()
+    try:
+        _, _, per_copy = _one_sided(reference, node, copied, i, upstream)
+    except Exception:  # noqa: BLE001  (an op that refuses the copied shape: no hint)
+        return ""
+    right = tuple(broadcast_axes(np.shape(arrays[i]), shape))
+    for k in range(len(shape)):
+        if (k,) == right:
+            continue
+        summed = per_copy.sum(axis=k)
+        if summed.size == got.size and np.allclose(summed.reshape(got.shape), got, rtol=1e-4, atol=1e-6):
+            axes = right[0] if len(right) == 1 else list(right)
+            return (f"Your rule sums over the wrong axis: {who[i]} was copied along axis {axes} of the result, so "
+                    f"its gradient is the sum over axis {axes} (ad.reduce_sum(g, axis={axes})), not over axis {k}.")
     return ""
 
 

@@ -39,16 +39,21 @@ def _input_names(n) -> list:
 def _names_of_inputs(labels, ids, slots, owner) -> list:
     """One name per input of a node: the source's own name (``labels``), else its slot (``a``, ``b``...).
 
-    A slot that is also a source's name (``b`` the second input, ``b`` a parameter of ``f``) says whose
-    slot it is, so one name never means two tensors in a message.
+    A slot that is also a source's name (``b`` the second input, ``b`` a parameter of ``f``) is called by
+    its place instead (``Mul's second input``), so one letter never means two tensors in a message.
 
     >>> _names_of_inputs({7: "b"}, [3, 7], ["a", "b"], "Mul"), _names_of_inputs({7: "w"}, [3, 7], ["a", "b"], "Mul")
     (['a', 'b'], ['a', 'w'])
     >>> _names_of_inputs({7: "b"}, [3, 9], ["a", "b"], "Mul")
-    ['a', "Mul's input b"]
+    ['a', "Mul's second input"]
     """
     taken = set(labels.values())
-    return [labels.get(i) or (f"{owner}'s input {slot}" if slot in taken else slot) for i, slot in zip(ids, slots)]
+    return [labels.get(i) or (f"{owner}'s {_place(k)} input" if slot in taken else slot)
+            for k, (i, slot) in enumerate(zip(ids, slots))]
+
+
+def _place(k) -> str:
+    return ("first", "second", "third", "fourth", "fifth")[k] if k < 5 else f"{k + 1}th"
 
 
 def _count(n, word) -> str:

@@ -38,6 +38,8 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
         raise ValueError(f"check_prediction: {len(sources)} inputs but {len(preds)} predictions")
     params = _param_names(f, len(sources))
     names = [_source_name(s, p) for s, p in zip(sources, params)]
+    for p, n in zip(preds, names):
+        _need_numbers(p, n)
     with trace() as tr:
         with GradientTape(persistent=True) as tape:
             for s in sources:
@@ -75,7 +77,7 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
         msg += (" " + slip) if slip else ""
     explanation = None
     if a is None:
-        explanation = _explain(tape, y, sources[i])
+        explanation = _explain(tape, y, sources[i], labels)
         if explanation is not None:   # its verdict here; the whole explanation is written above its graph
             msg += " " + (explanation.sentences[0] if explanation.sentences else explanation.message)
             around = _around_the_tape(f, sources, i, y, tr, explanation)
@@ -90,6 +92,19 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
         msg += f" Also check: {', '.join(names[j] for j in wrong[1:])}."
     return CheckResult(False, msg, explanation=explanation, mark=extend.tensor_id(sources[i]),
                        note=f"You predicted {_show(p)}; the tape gives {_show(a)}{_shapes(p, a)}.", **show)
+
+
+def _need_numbers(p, name) -> None:
+    """A prediction is None, a number, a (nested) list of numbers or an array: say so for anything else."""
+    if p is None or isinstance(p, Tensor):
+        return
+    try:
+        ok = not isinstance(p, (str, bytes)) and np.asarray(p).dtype.kind in "biuf"
+    except (TypeError, ValueError):   # a ragged list: rows of different lengths
+        ok = False
+    if not ok:
+        raise TypeError(f"check_prediction: the prediction for {name} must be None, a number or an array of "
+                        f"numbers (a list of equal-length rows), got {type(p).__name__} {p!r:.60}")
 
 
 def _slip(preds, actual, i, names, y) -> str:
@@ -172,9 +187,9 @@ def _mark_constant(explanation, tensor_id, name):
     explanation.graph = explanation.graph.mark({tensor_id: f"{name}'s value came back here as a constant."})
 
 
-def _explain(tape, target, source):
+def _explain(tape, target, source, names):
     try:
-        return viz.explain(tape, target, source)
+        return viz.explain(tape, target, source, names=names)
     except Exception:  # noqa: BLE001  (the verdict stands without the picture)
         return None
 

@@ -66,11 +66,14 @@ class Explanation:
         return self.graph.save(path)
 
 
-def explain(tape, target, source, *, rankdir: str = "LR") -> Explanation:
+def explain(tape, target, source, *, rankdir: str = "LR", names=None) -> Explanation:
     """Explain whether (and why not) ``tape.gradient(target, source)`` connects.
 
     ``tape`` is a ``GradientTape`` (or a ``Trace``); ``target`` and ``source``
     are tensors or variables (a Python number as ``source`` is explained too).
+    Tensors are named as the calling code names them; ``names`` (``{tensor id:
+    name}``) overrides that, for a caller that knows better (a checker naming
+    inputs by the parameters of the student's function).
 
     >>> import autodiff_viz as ad
     >>> x = ad.constant(3.0)
@@ -92,7 +95,8 @@ def explain(tape, target, source, *, rankdir: str = "LR") -> Explanation:
     if tape_id is None:  # a trace: use the tape that recorded the target
         tape_id = next((e.tape for e in events if isinstance(e, ev.Op) and e.output == tid), None)
     # Boxes and sentences use the names the caller's code holds the tensors in, as graph() does.
-    labels = _source.caller_names(_source.tensor_ids(events) | {tid} | (set() if number else {sid}))
+    labels = {**_source.caller_names(_source.tensor_ids(events) | {tid} | (set() if number else {sid})),
+              **(names or {})}
     model = _build.build(events, tape=tape_id, target=(tid,), sources=() if number else (sid,), names=labels)
     d = _Diagnosis(model, events, tape_id, target, source, number, labels)
     reason, sentences = d.run()
