@@ -10,7 +10,8 @@ GLOSSARY = NB / "GLOSSARY.md"
 SCRIPTS = sorted(NB.glob("[0-9][0-9]_*.py")) + sorted((NB / "solutions").glob("*.py")) + sorted(
     (NB / "exercises").glob("*.py"))
 TERMS = ["tensor", "Dense", "relu", "Adam", "epoch", "mini-batch", "ResourceVariable", "EagerTensor", "IdentityN",
-         "SelectV2", ":0", "Jacobian", "JVP", "VJP", "topological order", "logits", "broadcasting"]
+         "SelectV2", ":0", "Jacobian", "JVP", "VJP", "topological order", "logits", "broadcasting", "subgradient", "kink",
+         "one-hot", "MLP", "sigmoid", "tanh", "saturation", "vanishing gradient", "finite differences", "Hessian"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.relative_to(NB).as_posix())
