@@ -155,8 +155,10 @@ assert tape.gradient(y, x).numpy() == 7.0   # 3 + 4
 # That last example broadcast the scalar `x` to both elements of `[3.0, 4.0]`, and its gradient was the sum
 # $3 + 4$. The same holds for any broadcast. Below, `w` (shape (3,)) is multiplied with every row of `m` (shape
 # (2, 3)): each element of `w` is used twice, once per row, so its gradient is the sum of the gradients of its two
-# copies, the column sums of the upstream gradient times `m`. The rule of `Mul` sends a (2, 3) gradient towards
-# `w`; the tape then sums it over axis 0, down to `w`'s shape. (Exercise 1 asks you to write that sum yourself.)
+# copies, the column sums of the upstream gradient times `m`. The rule of `Mul` does that sum itself: it
+# multiplies the upstream gradient by `m` (shape (2, 3)) and sums over axis 0, down to `w`'s shape, so what it
+# sends to `w` already has shape (3,). In TensorFlow every rule sums over the axes broadcasting added; the tape
+# does not. (Exercise 1 asks you to write that sum yourself.)
 
 # %%
 m = ad.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])

@@ -306,8 +306,8 @@ except LookupError as e:
 # ### Why `None` and not 0?
 #
 # A gradient of 0 and no gradient are different facts. 0 means a recorded path joins the source to the target and
-# the slope along it is 0 at this point: `relu` below 0, the branch `where` did not choose, a saturated `tanh`.
-# Nudge the source a little and the target does not move, here. `None` means the tape found no path at all: nothing
+# the slope along it is 0 at this point: `relu` below 0, the branch `where` did not choose, a `tanh` saturated so
+# far that its slope rounds to 0 in float32. Nudge the source a little and the target does not move, here. `None` means the tape found no path at all: nothing
 # it recorded read the source, or a rule on the only path sends nothing back (`StopGradient`, `Round`). That is
 # most often a mistake (a value not watched, a detour through NumPy, an integer dtype), so TensorFlow says `None`
 # instead of quietly handing an optimizer a gradient of zeros, which would train nothing without a word.

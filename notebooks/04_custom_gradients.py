@@ -176,7 +176,7 @@ assert float(dscale) == 3.0
 # %% [markdown]
 # ## Registering a rule for an op type
 #
-# Notebook 3 ended with a `LookupError`: `adjust_contrast` (op type `AdjustContrastv2`) has no rule. Per channel it
+# Notebook 3 met a `LookupError`: `adjust_contrast` (op type `AdjustContrastv2`) has no rule. Per channel it
 # computes $y = (x - m)\,c + m$ where $m$ is the mean over height and width. Differentiating:
 #
 # * with respect to the image: $\bar{x} = c\,\bar{y} + (1 - c)\,\operatorname{mean}(\bar{y})$ (the mean term

@@ -198,6 +198,9 @@ np.testing.assert_allclose(np.stack(columns, axis=1), np.stack(rows_of_J), rtol=
 # the nodes it reads). The tape records ops in the order they ran, and an op can only run after its inputs exist:
 # the recording order is a topological order, and walking it newest-first is a valid backward order. No sorting is
 # needed. Below, $h_0$ feeds two nodes; the printed order shows both consumers' rules run before $h_0$'s producer.
+# (This package walks its tape newest-first. TensorFlow's tape reaches a valid order another way: it counts, for
+# each tensor, the uses whose rules have not run yet, and runs an op's rule once that count is 0 for all its
+# outputs. Both are reverse topological orders, and every such order gives the same gradients.)
 
 # %%
 w0 = ad.constant(0.7)
