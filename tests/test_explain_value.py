@@ -164,3 +164,19 @@ def test_a_float_of_an_unwatched_tensor_leaves_no_trace():
             y = x * float(c)
         tape.gradient(y, x)
     assert not [e for e in tr.events if e.kind == "leave"]
+
+
+def test_a_bare_tape_says_it_kept_no_numbers_instead_of_a_neutral_answer():
+    """Without ad.trace() the tape keeps no values: a relu below 0 is not called plainly 'not None'."""
+    x = ad.Variable(-2.0, name="x")
+    with ad.GradientTape(persistent=True) as tape:
+        y = ad.nn.relu(x)
+    assert float(tape.gradient(y, x)) == 0.0          # relu's slope below 0
+    e = ad.viz.explain(tape, y, x)
+    assert e.reason == "connected" and "recorded without ad.trace()" in e.sentences[-1]
+    assert "to hear why a gradient is 0" in e.message
+    with ad.trace():
+        with ad.GradientTape() as traced_tape:
+            y2 = ad.nn.relu(x)
+        traced_tape.gradient(y2, x)
+    assert ad.viz.explain(traced_tape, y2, x).reason == "zero"

@@ -84,7 +84,7 @@ def explain(tape, target, source, *, rankdir: str = "LR", names=None) -> Explana
     >>> with ad.GradientTape() as t:
     ...     t.watch(x)
     ...     y = x * x
-    >>> ad.viz.explain(t, y, x).message
+    >>> ad.viz.explain(t, y, x).sentences[0]
     "The gradient is not None: the target depends on the source 'x' through 1 recorded op."
     """
     found = _source.events_of(tape)
@@ -100,11 +100,18 @@ def explain(tape, target, source, *, rankdir: str = "LR", names=None) -> Explana
     model = _build.build(events, tape=tape_id, target=(tid,), sources=() if number else (sid,), names=labels)
     d = _Diagnosis(model, events, tape_id, target, source, number, labels)
     reason, sentences = d.run()
+    if reason == "connected" and not found.traced:   # a bare tape kept no numbers to explain a 0, NaN or detour by
+        sentences = [*sentences, _UNTRACED_VALUE]
     model.remarks = _wrap(sentences)
     model.reindex()
     legend = _MARK_LEGEND.get(reason)
     g = _graph.draw(model, rankdir=rankdir, mark_legend=legend)
     return Explanation(reason, " ".join(sentences), g, tuple(sentences))
+
+
+_UNTRACED_VALUE = ("This tape was recorded without ad.trace(), so its numbers were not kept: to hear why a gradient "
+                   "is 0, tiny, NaN or smaller than expected, put the tape and its gradient() call inside "
+                   "`with ad.trace():` and ask again.")
 
 
 def _is_tensor(x) -> bool:
