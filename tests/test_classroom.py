@@ -573,3 +573,19 @@ def test_a_wrong_number_for_none_names_the_input_as_f_does():
 def test_a_prediction_that_is_not_numbers_is_refused_by_name(predicted):
     with pytest.raises(TypeError, match="check_prediction: the prediction for x must be None, a number or an array"):
         classroom.check_prediction(lambda x: ad.reduce_sum(x * x), np.array([1.0, 1.0, 1.0]), predicted)
+
+
+def test_a_custom_gradient_missing_its_division_by_the_output_is_named():
+    """‖x‖' = x/‖x‖; a rule that sends upstream·x is ‖x‖ = 5 times too large at (3, 4): named as the output."""
+    @ad.custom_gradient
+    def norm(x):
+        y = ad.sqrt(ad.reduce_sum(x * x))
+
+        def grad(upstream):
+            return upstream * x
+        return y, grad
+
+    r = classroom.check_rule(norm, np.array([3.0, 4.0]))
+    assert not r.passed and r.marked_label == "norm"
+    np.testing.assert_allclose(r.divergence.expected, r.divergence.upstream * np.array([0.6, 0.8]), rtol=1e-6)
+    assert "the right ones times the output y = 5.0: a division by the output is missing" in r.message, r.message

@@ -203,6 +203,8 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
             divergence.hint = _hint(divergence, verdicts, g, where, names, arrays, who, sizes) or (
                 _rerun_hint(watcher, node, upstream, bad, v["expected"], who) if watcher is not None else "") or \
                 _wrong_axis_hint(reference, node, in_arrays, bad, g, v["got"], v["expected"], who)
+            divergence.hint = _output_factor(divergence.hint, v["got"], v["expected"], reference, node,
+                                             in_arrays) or divergence.hint
             break
 
     if checked == 0:
@@ -361,6 +363,28 @@ def _wrong_axis_hint(reference, node, arrays, i, upstream, got, expected, who) -
             axes = right[0] if len(right) == 1 else list(right)
             return (f"Your rule sums over the wrong axis: {who[i]} was copied along axis {axes} of the result, so "
                     f"its gradient is the sum over axis {axes} (ad.reduce_sum(g, axis={axes})), not over axis {k}.")
+    return ""
+
+
+def _output_factor(hint, got, expected, reference, node, arrays) -> str:
+    """A constant factor that is the op's own (one-number) output: a division by it missing, or one too many."""
+    if "a constant factor is off" not in hint or got is None:
+        return ""
+    try:
+        with np.errstate(all="ignore"):
+            y = np.asarray(reference(node, arrays), dtype=np.float64)
+    except Exception:  # noqa: BLE001  (no output to compare with: keep the plain factor)
+        return ""
+    if y.size != 1 or not np.isfinite(y).all() or abs(float(y.reshape(-1)[0])) in (0.0, 1.0):
+        return ""
+    y = float(y.reshape(-1)[0])
+    with np.errstate(all="ignore"):
+        if np.allclose(got, expected * y, rtol=1e-4, atol=1e-6):
+            return (f"Your numbers are the right ones times the output y = {_fmt(y)}: a division by the output is "
+                    "missing (or a factor y too many).")
+        if np.allclose(got * y, expected, rtol=1e-4, atol=1e-6):
+            return (f"Your numbers are the right ones divided by the output y = {_fmt(y)}: a factor y is missing "
+                    "(or a division by y too many).")
     return ""
 
 
