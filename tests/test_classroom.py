@@ -518,6 +518,14 @@ matmul_loss = lambda a, b: ad.reduce_sum(ad.matmul(a, b) ** 2)  # noqa: E731
     ("Mul", lambda op, g: (g * op.inputs[0], g * op.inputs[1]), lambda a, b: a * b * a,
      [np.array([1.0, 2.0]), np.array([3.0, -1.0])],
      "The gradients of Mul's first input and a are swapped"),   # a·b is unnamed: called by its place, not "a"
+    ("Maximum", lambda op, g: (g * ad.cast(op.inputs[0] >= op.inputs[1], g.dtype),
+                               g * ad.cast(op.inputs[1] >= op.inputs[0], g.dtype)),
+     lambda a, b: ad.maximum(a, b) * a, [np.array([1.0, 2.0, -1.0]), np.array([0.5, 3.0, -1.0])],
+     "On this tie your rule sends the whole gradient to every input, so it is counted twice"),   # a = b = -1
+    ("Maximum", lambda op, g: (g * ad.cast(op.inputs[0] < op.inputs[1], g.dtype),
+                               g * ad.cast(op.inputs[0] >= op.inputs[1], g.dtype)),
+     lambda a, b: ad.maximum(a, b) * a, [np.array([1.0, 2.0, -1.0]), np.array([0.5, 3.0, -1.0])],
+     "The gradients of a and b are swapped"),   # wrong away from the tie too: not a tie's convention
 ])
 def test_a_mistake_is_named_not_only_numbered(op_type, rule, f, x, words):
     r = classroom.check_rule(op_type, rule, f, x)

@@ -110,6 +110,9 @@ def _hint(d, verdicts, upstream, where, names, arrays, who, sizes=()) -> str:
     if d.why.startswith("Here the slopes") and "convention" in d.why and np.allclose(2 * got, exp, atol=1e-6):
         return ("Your rule splits the gradient in half here; the convention sends all of it to one input "
                 "(for a maximum, to the first input on a tie).")
+    both = _both_on_a_tie(d, verdicts, upstream, who)
+    if both:
+        return both
     with np.errstate(all="ignore"):
         if not np.all(np.isfinite(got)) and np.all(np.isfinite(exp)):
             bad = "nan" if np.any(np.isnan(got)) else "inf"
@@ -128,7 +131,9 @@ def _hint(d, verdicts, upstream, where, names, arrays, who, sizes=()) -> str:
         for j in others:
             v = verdicts[j]
             if close(got, v["expected"]) and close(v["got"], exp):
-                if "convention" in d.why:   # at a tie both inputs are "right" by the slopes: the convention decides
+                tie = np.asarray(verdicts[d.input_index]["kink"], dtype=bool)
+                off = ~np.isclose(got, exp, rtol=1e-4, atol=1e-6)
+                if "convention" in d.why and not np.any(off & ~tie):   # wrong on the tie only: the convention decides
                     return (f"On this tie your rule sends the gradient to {who[j]}; the convention sends all of it "
                             f"to {who[0]}, the first input.")
                 return (f"The gradients of {d.input_name} and {who[j]} are swapped: return them in the order "
@@ -140,6 +145,23 @@ def _hint(d, verdicts, upstream, where, names, arrays, who, sizes=()) -> str:
         if k is not None:
             return _ratio_words(k, sizes)
     return ""
+
+
+def _both_on_a_tie(d, verdicts, upstream, who) -> str:
+    """At a tie, the whole upstream gradient sent to every input (counted twice), where the convention picks one."""
+    if "convention" not in d.why or np.shape(upstream) != d.got.shape:
+        return ""
+    tie = np.asarray(verdicts[d.input_index]["kink"], dtype=bool)
+    others = [v for j, v in enumerate(verdicts) if v is not None and j != d.input_index]
+    g = np.asarray(upstream, dtype=np.float64)
+    if not np.any(tie) or not others or not np.any(g[tie]):
+        return ""
+    for v in [verdicts[d.input_index]] + others:
+        sent = v["got"]
+        if sent is None or np.shape(sent) != g.shape or not np.allclose(sent[tie], g[tie], rtol=1e-4, atol=1e-6):
+            return ""
+    return ("On this tie your rule sends the whole gradient to every input, so it is counted twice; the convention "
+            f"sends all of it to one input ({who[0]}, the first, for a maximum).")
 
 
 def _constant_ratio(got, exp):
