@@ -597,3 +597,34 @@ def test_a_custom_gradient_missing_its_division_by_the_output_is_named():
     assert not r.passed and r.marked_label == "norm"
     np.testing.assert_allclose(r.divergence.expected, r.divergence.upstream * np.array([0.6, 0.8]), rtol=1e-6)
     assert "the right ones times the output y = 5.0: a division by the output is missing" in r.message, r.message
+
+
+def test_zero_is_not_right_for_a_vanishing_gradient():
+    """Ten sigmoids at 0: the product of their slopes σ(a)(1 - σ(a)), about 3.9e-7, is small but not 0."""
+    def chain(x):
+        for _ in range(10):
+            x = ad.sigmoid(x)
+        return x
+
+    a, want = 0.0, 1.0
+    for _ in range(10):
+        s = 1 / (1 + np.exp(-a))
+        want, a = want * s * (1 - s), s
+    assert 3e-7 < want < 5e-7
+    assert classroom.check_prediction(chain, 0.0, want).passed
+    r = classroom.check_prediction(chain, 0.0, 0.0)
+    assert not r.passed and "small, but it is not 0" in r.message and "wrong sign" not in r.message, r.message
+    assert not classroom.check_prediction(chain, 0.0, 2 * want).passed
+    assert "small" not in classroom.check_prediction(lambda x: x * x, 2.0, 0.0).message
+
+
+def test_zeros_are_not_a_right_backward_pass_for_tiny_gradients():
+    def forward(x):
+        h = x
+        for _ in range(10):
+            h = ad.sigmoid(h)
+        return {"loss": ad.reduce_sum(h)}
+
+    x = np.zeros(2)
+    r = classroom.check_backward(forward, {"x": x}, {"x": np.zeros(2)})
+    assert not r.passed and r.divergence.name == "x"

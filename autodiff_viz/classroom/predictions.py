@@ -64,7 +64,7 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
                           f"elements (shape {aa.shape}): the tape gives {_show(a)}, one number per element.")
             else:
                 why[i] = _shape_words(names[i], pa, aa)
-        elif not np.allclose(pa, aa, rtol=rtol, atol=atol):
+        elif not np.allclose(pa, aa, rtol=rtol, atol=atol * _scale(aa)):
             wrong.append(i)
     if not wrong:
         shown = ", ".join(f"d/d{n} = {_show(a)}" for n, a in zip(names, actual))
@@ -94,6 +94,12 @@ def check_prediction(f: Callable, inputs: Any, predicted: Any, *, rtol: float = 
                        note=f"You predicted {_show(p)}; the tape gives {_show(a)}{_shapes(p, a)}.", **show)
 
 
+def _scale(a) -> float:
+    """``atol`` is for gradients of size 1 and up; below, it shrinks with the gradient, so that 0 is never right
+    for a vanishing one (3.9e-7 after ten sigmoids is small, not 0)."""
+    return min(1.0, float(np.max(np.abs(a), initial=0.0)))
+
+
 def _need_numbers(p, name) -> None:
     """A prediction is None, a number, a (nested) list of numbers or an array: say so for anything else."""
     if p is None or isinstance(p, Tensor):
@@ -113,8 +119,12 @@ def _slip(preds, actual, i, names, y) -> str:
         return None if v is None else np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=np.float64)
 
     def close(u, v):
-        return u is not None and v is not None and u.shape == v.shape and bool(np.allclose(u, v, rtol=1e-4, atol=1e-5))
+        return u is not None and v is not None and u.shape == v.shape and bool(
+            np.allclose(u, v, rtol=1e-4, atol=1e-5 * _scale(v)))
     p, a = arr(preds[i]), arr(actual[i])
+    if not np.any(p) and np.any(a) and float(np.max(np.abs(a))) < 1e-3:
+        return ("The tape's gradient is small, but it is not 0: a path joins the input to the result, and the "
+                "slopes along it multiply to this number.")
     for j in range(len(preds)):
         if j != i and close(p, arr(actual[j])) and close(arr(preds[j]), a):
             return f"Your predictions for {names[i]} and {names[j]} are swapped."
