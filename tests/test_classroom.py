@@ -628,3 +628,21 @@ def test_zeros_are_not_a_right_backward_pass_for_tiny_gradients():
     x = np.zeros(2)
     r = classroom.check_backward(forward, {"x": x}, {"x": np.zeros(2)})
     assert not r.passed and r.divergence.name == "x"
+
+
+def test_a_custom_gradient_at_a_kink_is_not_said_to_follow_a_convention():
+    """max(x1, x2) at a tie has no documented convention: (0.3, 0.7) is a subgradient, and the verdict says so."""
+    @ad.custom_gradient
+    def pick(x):
+        y = ad.reduce_max(x)
+
+        def grad(upstream):
+            tie = ad.equal(x[0], x[1])
+            return upstream * ad.where(tie, ad.constant([0.3, 0.7], dtype=x.dtype), ad.cast(ad.equal(x, y), x.dtype))
+        return y, grad
+
+    r = classroom.check_rule(pick, np.array([2.0, 2.0]))
+    assert r.passed, r.message
+    assert "subgradient" in r.message and "convention" not in r.message
+    builtin = classroom.check_rule("Relu", None, ad.nn.relu, np.array([-1.0, 0.0, 2.0]))
+    assert builtin.passed and "the documented convention was followed" in builtin.message

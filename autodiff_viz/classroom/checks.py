@@ -217,7 +217,9 @@ def _check_at(op_type, f, arrays, rtol, atol, seed, what, label, select, referen
     if passed:
         msg = (f"{_count(checked, 'node')} checked each time, largest difference "
                f"{_max_err(theoretical, numerical, jac_kink):.2g}"
-               + ("; at ties and kinks the documented convention was followed" if kinks or jac_kink else "") + ".")
+               + (("; at ties and kinks the documented convention was followed" if convention is not None else
+                   "; at a kink finite differences cannot decide, and the gradient there is a subgradient (checked "
+                   "along many directions)") if kinks or jac_kink else "") + ".")
     elif divergence is not None:
         d = divergence
         msg = f"{_cap(what)} is not right. The numbers first diverge at {d.describe()}"
