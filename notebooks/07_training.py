@@ -50,7 +50,7 @@ gradients
 # %% [markdown]
 # By hand: $L = (0.75 - xw)^2$, so $\nabla_w L = -2\,(0.75 - 0.55)\,x^T = [-0.4, -0.8]^T$. The sign matters: the
 # output is too small, so increasing the weights lowers the loss, and the gradient points the other way.
-# (A well-known write-up of this example prints the values without their minus sign.)
+# (Some tutorials on this example print these values without their minus sign; the minus sign is right.)
 
 # %%
 np.testing.assert_allclose(gradients.numpy(), [[-0.4], [-0.8]], rtol=1e-6)

@@ -52,3 +52,9 @@ def test_notebook_9_says_how_tensorflows_tape_orders_its_backward_pass():
     # TensorFlow's tape (tape.h, ComputeGradient) runs an op once the usage counts of its outputs reach 0.
     text = _words("09_backprop_by_hand.py")
     assert "This package walks its tape newest-first. TensorFlow's tape reaches a valid order another way" in text
+
+
+def test_no_unnamed_source_is_cited():
+    """A reference the student cannot look up ("a well-known write-up") is said plainly instead."""
+    for script in sorted(NB.glob("[0-9][0-9]_*.py")) + sorted((NB / "solutions").glob("*.py")):
+        assert "well-known write-up" not in _words(script.relative_to(NB).as_posix()), script.name
