@@ -114,6 +114,20 @@ def test_a_wrong_axis_is_named_when_the_shapes_agree():
     assert "Wrong axis: your db2 sums the upstream gradient over axis 1; b2 is broadcast over axis 0" in r.message
 
 
+@pytest.mark.parametrize("wrong, name, words", [
+    (lambda v, g: {"W2": g["logits"] @ v.h.T}, "W2", "Your dW2 is Ḡ·Aᵀ, the product in the wrong order"),
+    (lambda v, g: {"h": g["logits"] @ v.W2}, "h", "Your dh is Ḡ·B without transposing B"),
+])
+def test_a_matmul_factor_untransposed_is_named_when_the_shapes_agree(wrong, name, words):
+    """All square (3 examples, 3 features, 3 hidden units, 3 classes): only the numbers can tell these slips."""
+    rng = np.random.default_rng(5)
+    data = dict(X=rng.normal(size=(3, 3)), y=np.array([0, 2, 1]), W1=rng.normal(size=(3, 3)) * 0.7,
+                b1=rng.normal(size=3) * 0.3, W2=rng.normal(size=(3, 3)) * 0.7, b2=rng.normal(size=3) * 0.3)
+    r = classroom.check_backward(forward, data, _with(wrong))
+    assert not r.passed and r.divergence.name == name
+    assert words in r.message, r.message
+
+
 def test_upstream_times_local_names_the_matmul_rule_and_its_operands():
     r = classroom.check_backward(forward, _data(), _with(lambda v, g: {"W1": g["W1"] * 2}))
     assert "MatMul (A @ B, A = X, B = W1)" in r.message and "Aᵀ @ upstream" in r.message

@@ -92,7 +92,8 @@ def check_backward(forward: Callable, inputs: Mapping[str, Any], backward: Any, 
         slip = ""
         if got is not None and exp_a is not None:
             slip = _one_use_only(name, got, local.uses, rtol, atol) or name_slip(
-                name, got, exp_a, upstream=local.upstream, sizes=sizes)
+                name, got, exp_a, upstream=local.upstream, sizes=sizes) or _matmul_order(
+                name, got, tr.events, local)
         message = " ".join(s for s in (verdict[0], slip, local.words) if s)
         note = f"d{name}: expected {_fmt(exp_a) if exp_a is not None else 'None'}, got " \
                f"{'None' if got is None else _fmt(got)}" + (f"; = {local.short}" if local.short else "")
@@ -252,4 +253,29 @@ def _one_use_only(name, got, uses, rtol, atol) -> str:
             others = ", ".join(o for j, (o, _) in enumerate(uses) if j != k)
             return (f"Your d{name} is the gradient through {op_type} only: {name} is used {len(uses)} times, "
                     f"so add the gradient through {others} too.")
+    return ""
+
+
+def _matmul_order(name, got, events, local) -> str:
+    """A MatMul rule with a factor left untransposed or its product in the wrong order (the shapes may agree)."""
+    op = next((e for e in events if isinstance(e, _events.Op) and e.node == local.node), None)
+    if op is None or op.op_type != "MatMul" or (op.attrs or {}).get("transpose_a") or \
+            (op.attrs or {}).get("transpose_b") or local.upstream is None or len(op.in_values) != 2:
+        return ""
+    a, b = (None if v is None else v.array() for v in op.in_values)
+    if a is None or b is None or np.ndim(a) != 2 or np.ndim(b) != 2:
+        return ""
+    g = np.asarray(local.upstream, dtype=np.float64)
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    tries = ([(lambda: g @ b, "Ḡ·B without transposing B")] if local.index == 0 else
+             [(lambda: a @ g, "A·Ḡ without transposing A"), (lambda: g @ a.T, "Ḡ·Aᵀ, the product in the wrong order")])
+    for make, words in tries:
+        try:
+            wrong = make()
+        except ValueError:   # the shapes do not multiply: not this slip
+            continue
+        if wrong.shape == got.shape and np.allclose(got, wrong, rtol=1e-4, atol=1e-6 * max(1.0, np.abs(wrong).max())):
+            right = "Ḡ·Bᵀ" if local.index == 0 else "Aᵀ·Ḡ"
+            return (f"Your d{name} is {words}; the MatMul rule gives {right} for it (Ḡ is the upstream gradient, "
+                    "A and B the two factors): check which factor is transposed and on which side it goes.")
     return ""
