@@ -196,5 +196,7 @@ def test_bad_arguments_are_named():
         classroom.check_backward(forward, [1.0], {})
     with pytest.raises(TypeError, match="your dW2 must be numbers .* got str 'abc'"):
         classroom.check_backward(forward, _data(), {"W2": "abc"})
+    with pytest.raises(AttributeError, match=r"the forward values have no 'nope': they are \['W1', 'W2', 'X'"):
+        classroom.check_backward(forward, _data(), lambda v: {"logits": v.nope})
     with pytest.raises(TypeError, match="input 'x' must be numbers"):
         classroom.check_backward(forward, {"x": "abc"}, {})

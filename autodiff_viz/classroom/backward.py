@@ -64,7 +64,7 @@ def check_backward(forward: Callable, inputs: Mapping[str, Any], backward: Any, 
                     tape.watch(t)
             out = forward(**tensors)
         named = _named(out, tensors, target, call)
-        values = types.SimpleNamespace(**{k: np.asarray(t.numpy()) for k, t in named.items()})
+        values = _Values(**{k: np.asarray(t.numpy()) for k, t in named.items()})
         answers = _answers(backward, values, named, call)
         wanted = list(answers) + [k for k in (required or ()) if k not in answers]
         unknown = [k for k in (required or ()) if k not in named]
@@ -109,6 +109,16 @@ def check_backward(forward: Callable, inputs: Mapping[str, Any], backward: Any, 
 
 
 _MISSING = object()
+
+
+class _Values(types.SimpleNamespace):
+    """The forward values a backward function reads (``v.X``, ``v.h``); a name not there is named with the others."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"the forward values have no {name!r}: they are {sorted(vars(self))} (the inputs and "
+                             "the tensors forward returned)")
 
 
 def _as_tensor(name, value):
