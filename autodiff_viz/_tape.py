@@ -23,9 +23,9 @@ import warnings
 
 import numpy as _np
 
-from . import _backend, _context, _nest, _ops, _registry
+from . import _backend, _context, _direct_rules, _nest, _ops, _registry
 from . import _tensor as _t
-from ._context import LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
+from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import _by_class, of_dtype
 from ._record import IN_IDS, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
 from ._shape import broadcast_axes
@@ -279,7 +279,12 @@ class GradientTape:
             _seed(grads, counts, t._id, seed, self, emitting)
         step = 0
         missing = _registry._MISSING
-        add = _add
+        # No tape or accumulator anywhere: nothing would record the rules' ops, so the commonest
+        # rules run as plain NumPy (see _direct_rules), and gradients add up the same way.
+        untaped = not ACTIVE[0]
+        direct_rules = _direct_rules.DIRECT if untaped else _NO_RULES
+        add = _add_direct if untaped else _add
+        numpy_types = _backend._NUMPY_TYPES
         new_op = object.__new__
         for k in range(n - 1, -1, -1):
             # The record's fields in the order _record declares them: one unpacking costs a third of
@@ -299,7 +304,10 @@ class GradientTape:
             op._r = rec
             op.inputs = saved or (None,) * len(in_ids)
             op.outputs = (output,)
-            if rule is not_differentiable:
+            direct = direct_rules.get(rule)
+            if direct is not None and numpy_types.get(type(g._value)) is _np and (in_grads := direct(op, g)) is not None:
+                pass  # (a direct rule returns a tuple, one gradient per input, or None to leave it to the rule)
+            elif rule is not_differentiable:
                 in_grads = (None,) * len(in_ids)
             else:
                 try:
@@ -325,7 +333,7 @@ class GradientTape:
                 if not isinstance(gi, Tensor):
                     gi = _t.convert_to_tensor(gi, dtype=op.in_dtypes[i])
                 if gi._value.shape != in_shapes[i]:
-                    gi = _unbroadcast(gi, in_shapes[i], op.type)
+                    gi = _unbroadcast(gi, in_shapes[i], op.type, untaped)
                 if emitting:
                     sent[i] = gi
                 else:
@@ -512,12 +520,23 @@ def _floating(t) -> bool:
     return (_by_class.get(dt.__class__) or of_dtype(dt)).is_floating
 
 
+_NO_RULES: dict = {}
+
+
 def _add(a, b):
     # Two gradients of one tensor: never bool, and of one dtype unless a rule got it wrong (then the
     # public op says so), so the common case runs without the public checks.
     if a._value.dtype is not b._value.dtype:
         return _ops.add(a, b)
     return _t.execute(_ADD, (a, b))
+
+
+def _add_direct(a, b):
+    """:func:`_add` while no tape records: NumPy values of one dtype are added without an op."""
+    av, bv = a._value, b._value
+    if av.dtype is bv.dtype and _direct_rules.numpy_value(av):
+        return _direct_rules.wrap(av + bv)
+    return _add(a, b)
 
 
 def _seed(grads, counts, tid, g, tape, emitting):
@@ -530,13 +549,15 @@ def _seed(grads, counts, tid, g, tape, emitting):
         emit("accumulate", tape=tape, tensor_id=tid, contribution=g, total=total, count=counts[tid], node=None)
 
 
-def _unbroadcast(g, shape, op_type):
-    """Sum a gradient over the axes its input was broadcast along."""
+def _unbroadcast(g, shape, op_type, untaped=False):
+    """Sum a gradient over the axes its input was broadcast along (without an op while ``untaped``)."""
     gshape = tuple(g._value.shape)
     extra = len(gshape) - len(shape)
     if extra < 0:
         raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
     if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
+        if untaped and _direct_rules.numpy_value(g._value):
+            return _direct_rules.unbroadcast_leading(g, extra)
         return _ops._sum(g, tuple(range(extra)))
     axes = broadcast_axes(tuple(shape), gshape)
     if axes is None:
