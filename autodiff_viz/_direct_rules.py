@@ -11,7 +11,9 @@ the bits are those the op-built rule gives) and wrap only the results.
 
 ``DIRECT`` maps a primitive's gradient rule (the function object: a rule
 replaced with ``RegisterGradient`` finds nothing) to its direct version,
-``(op, g) -> input gradients`` with the same ``None``s.  ``_tape._backward``
+``(saved, output, attrs, in_shapes, g) -> input gradients`` with the same
+``None``s, or ``None`` to leave the case to the rule: it reads the record's
+fields (see ``_record``) without an op view.  ``_tape._backward``
 uses one only for NumPy upstream gradients (``numpy_value``).  State: none
 (a read-only table built at import).
 
@@ -56,46 +58,46 @@ def wrap(value) -> EagerTensor:
     return t
 
 
-def _mul(op, g):
-    x, y = op.inputs
+def _mul(saved, output, attrs, in_shapes, g):
+    x, y = saved
     gv = g._value
     return (None if y is None else wrap(gv * y._value)), (None if x is None else wrap(gv * x._value))
 
 
-def _sub(op, g):
+def _sub(saved, output, attrs, in_shapes, g):
     return g, wrap(-g._value)
 
 
-def _neg(op, g):
+def _neg(saved, output, attrs, in_shapes, g):
     return (wrap(-g._value),)
 
 
-def _sin(op, g):
-    return (wrap(g._value * _np.cos(op.inputs[0]._value)),)
+def _sin(saved, output, attrs, in_shapes, g):
+    return (wrap(g._value * _np.cos(saved[0]._value)),)
 
 
-def _cos(op, g):
-    return (wrap(-g._value * _np.sin(op.inputs[0]._value)),)
+def _cos(saved, output, attrs, in_shapes, g):
+    return (wrap(-g._value * _np.sin(saved[0]._value)),)
 
 
-def _tanh(op, g):
-    return (wrap(_TANH_GRAD(_np, op.outputs[0]._value, g._value)),)
+def _tanh(saved, output, attrs, in_shapes, g):
+    return (wrap(_TANH_GRAD(_np, output._value, g._value)),)
 
 
-def _sigmoid(op, g):
-    return (wrap(_SIGMOID_GRAD(_np, op.outputs[0]._value, g._value)),)
+def _sigmoid(saved, output, attrs, in_shapes, g):
+    return (wrap(_SIGMOID_GRAD(_np, output._value, g._value)),)
 
 
-def _square(op, g):
-    x = op.inputs[0]._value
+def _square(saved, output, attrs, in_shapes, g):
+    x = saved[0]._value
     if x.dtype.kind != "f":  # (2.0 in another dtype: the op-built rule converts it, or says why not)
         return None
     return (wrap(g._value * (x.dtype.type(2) * x)),)
 
 
-def _pow(op, g):
-    x, p = op.inputs
-    if op.outputs[0] is not None:  # the exponent needs a gradient too: the op-built rule says how
+def _pow(saved, output, attrs, in_shapes, g):
+    x, p = saved
+    if output is not None:  # the exponent needs a gradient too: the op-built rule says how
         return None
     xv, pv = x._value, p._value
     if xv.dtype.kind != "f":
@@ -103,32 +105,30 @@ def _pow(op, g):
     return wrap((g._value * pv) * _POW(_np, xv, pv - pv.dtype.type(1))), None
 
 
-def _reduce_back(op, gv):
+def _reduce_back(gv, attrs, shape):
     """A reduction's upstream value spread back over the reduced axes (``_primitives._reduce_back``)."""
-    shape, attrs = op.in_shapes[0], op.attrs
     axis = attrs["axis"]
     if not attrs["keepdims"] and axis is not None:
         gv = _RESHAPE(_np, gv, tuple(1 if i in axis else d for i, d in enumerate(shape)))
     return gv if gv.shape == shape else _BROADCAST(_np, gv, shape)
 
 
-def _sum(op, g):
-    v = _reduce_back(op, g._value)
+def _sum(saved, output, attrs, in_shapes, g):
+    v = _reduce_back(g._value, attrs, in_shapes[0])
     return (g if v is g._value else wrap(v),)
 
 
-def _mean(op, g):
+def _mean(saved, output, attrs, in_shapes, g):
     gv = g._value
     if gv.dtype.kind != "f":
         return None
-    attrs = op.attrs
-    v = _reduce_back(op, gv / gv.dtype.type(float(_count_of(op.in_shapes[0], attrs["axis"]))))
+    shape = in_shapes[0]
+    v = _reduce_back(gv / gv.dtype.type(float(_count_of(shape, attrs["axis"]))), attrs, shape)
     return (wrap(v),)
 
 
-def _matmul(op, g):
-    a, b = op.inputs
-    attrs = op.attrs
+def _matmul(saved, output, attrs, in_shapes, g):
+    a, b = saved
     ta, tb, gv = attrs["transpose_a"], attrs["transpose_b"], g._value
     ga = gb = None
     if b is not None:

@@ -184,7 +184,7 @@ class _Converter:
         v = out._value
         # (The record's facts, not the record: it holds values its tape lets go of in the backward pass.)
         pending += (_Converter.on_op, tid, *rec[:FACTS], v, len(inputs))
-        if _write_inputs(pending, inputs) and _small_raw(v) and self.room > 0:
+        if _write_inputs(pending, inputs) and (type(v) in _SCALAR_TYPES or _small_raw(v)) and self.room > 0:
             self.room -= 1  # (_wait_or_now's waiting case, without the call: on every op of a traced loop)
         else:
             self._wait_or_now(mark, False)
@@ -198,13 +198,15 @@ class _Converter:
         up = upstream._value
         rec = node._r
         pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up, len(grads))
-        waits = _small_raw(up)
+        waits = type(up) in _SCALAR_TYPES or _small_raw(up)
+        scalars = _SCALAR_TYPES
         for g, t, c in zip(grads, totals, counts):
             if t is not None:
                 t = t._value
             if g is not None:  # (None waits: only a value is checked)
                 g = g._value
-                waits = waits and _small_raw(g) and (t is g or _small_raw(t))
+                if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
+                    waits = False
             pending += (g, t, c)
         if waits and self.room > 0:
             self.room -= 1  # (as in op)
@@ -421,6 +423,11 @@ def _small_raw(v) -> bool:
     return v is None or isinstance(v, np.generic) or type(v) is np.ndarray and v.size <= _HEAD
 
 
+# The NumPy scalar types of floating dtypes: a value of one can wait (``_small_raw``), told by one
+# set lookup on every op and step of a traced loop.
+_SCALAR_TYPES = frozenset((np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128))
+
+
 def _write_inputs(buf, inputs) -> bool:
     """Per op input (tensor or None): its variable name, label and raw value; whether all can wait."""
     waits = True
@@ -430,9 +437,14 @@ def _write_inputs(buf, inputs) -> bool:
         elif t._is_variable:
             buf += (t.name, None, t._value)
             waits = False
+        elif type(t) is EagerTensor:  # (a plain op result has no name)
+            v = t._value
+            buf += (None, None, v)
+            if waits and type(v) not in _SCALAR_TYPES:
+                waits = _small_raw(v)
         else:
             v = t._value
-            buf += (None, None if type(t) is EagerTensor else t.name, v)  # (a plain op result has no name)
+            buf += (None, t.name, v)
             waits = waits and _small_raw(v)
     return waits
 

@@ -204,7 +204,7 @@ class GradientTape:
         one_source = isinstance(sources, Tensor)
         flat_sources = [sources] if one_source else _as_tensors(_nest.flatten(sources), "source")
         if not self._persistent:  # what the one call was asked: explain tells a later, refused call apart
-            self._asked = (tuple(t._id for t in flat_targets), tuple(s._id for s in flat_sources))
+            self._asked = (tuple([t._id for t in flat_targets]), tuple([s._id for s in flat_sources]))
         ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
                                                                                              flat_targets)
         for t in flat_targets:
@@ -299,14 +299,22 @@ class GradientTape:
             rule = own_rule or prim.grad
             if rule is missing:
                 raise LookupError(f"gradient registry has no entry for: {prim.type}")
-            # The op view the rule reads, made here without a call (what Op(rec) does).
-            op = new_op(Op)
-            op._r = rec
-            op.inputs = saved or (None,) * len(in_ids)
-            op.outputs = (output,)
             direct = direct_rules.get(rule)
-            if direct is not None and numpy_types.get(type(g._value)) is _np and (in_grads := direct(op, g)) is not None:
-                pass  # (a direct rule returns a tuple, one gradient per input, or None to leave it to the rule)
+            if direct is not None and numpy_types.get(type(g._value)) is _np and (
+                    in_grads := direct(saved, output, attrs, in_shapes, g)) is not None:
+                # (A direct rule returns a tuple, one tensor or None per input, or None to leave it to the rule.)
+                op = None
+                if emitting:  # the step's op view for the listeners (inputs and outputs fill in when read)
+                    view = new_op(Op)
+                    view._r = rec
+            else:
+                # The op view the rule reads, made here without a call (what Op(rec) does).
+                op = new_op(Op)
+                op._r = rec
+                op.inputs = saved or (None,) * len(in_ids)
+                op.outputs = (output,)
+            if op is None:
+                pass
             elif rule is not_differentiable:
                 in_grads = (None,) * len(in_ids)
             else:
@@ -321,7 +329,8 @@ class GradientTape:
                                      f"for {len(in_ids)} inputs")
             if emitting:
                 step += 1
-                sent = [None] * len(in_ids)
+                n_in = len(in_ids)
+                sent, totals, tally = [None] * n_in, [None] * n_in, [0] * n_in
             i = -1
             for gi in in_grads:
                 i += 1
@@ -331,26 +340,17 @@ class GradientTape:
                 if tid not in reach:
                     continue
                 if not isinstance(gi, Tensor):
-                    gi = _t.convert_to_tensor(gi, dtype=op.in_dtypes[i])
+                    gi = _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i])
                 if gi._value.shape != in_shapes[i]:
-                    gi = _unbroadcast(gi, in_shapes[i], op.type, untaped)
+                    gi = _unbroadcast(gi, in_shapes[i], prim.type, untaped)
+                prev = grads.get(tid)
+                grads[tid] = total = gi if prev is None else add(prev, gi)
                 if emitting:
-                    sent[i] = gi
-                else:
-                    prev = grads.get(tid)
-                    grads[tid] = gi if prev is None else add(prev, gi)
+                    sent[i], totals[i] = gi, total
+                    counts[tid] = tally[i] = counts.get(tid, 0) + 1
             if emitting:
                 # One announcement for the step and what it added to each input's gradient.
-                totals, tally = [None] * len(in_ids), [0] * len(in_ids)
-                i = -1
-                for gi in sent:
-                    i += 1
-                    if gi is not None:
-                        tid = in_ids[i]
-                        prev = grads.get(tid)
-                        grads[tid] = totals[i] = gi if prev is None else add(prev, gi)
-                        counts[tid] = tally[i] = counts.get(tid, 0) + 1
-                audience.step(self, op, step, g, sent, totals, tally)
+                audience.step(self, op or view, step, g, sent, totals, tally)
             if free:
                 if saved is not None or output is not None or own_rule is not None:
                     # released(rec), from the fields at hand
