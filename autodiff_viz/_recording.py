@@ -184,7 +184,17 @@ class _Converter:
         v = out._value
         # (The record's facts, not the record: it holds values its tape lets go of in the backward pass.)
         pending += (_Converter.on_op, tid, *rec[:FACTS], v, len(inputs))
-        if _write_inputs(pending, inputs) and (type(v) in _SCALAR_TYPES or _small_raw(v)) and self.room > 0:
+        scalars = _SCALAR_TYPES
+        waits = type(v) in scalars or _small_raw(v)
+        for t in inputs:  # (_write_inputs, written out for plain op results: on every op of a traced loop)
+            if type(t) is EagerTensor:
+                x = t._value
+                pending += (None, None, x)
+                if waits and type(x) not in scalars:
+                    waits = _small_raw(x)
+            elif not _write_inputs(pending, (t,)):
+                waits = False
+        if waits and self.room > 0:
             self.room -= 1  # (_wait_or_now's waiting case, without the call: on every op of a traced loop)
         else:
             self._wait_or_now(mark, False)

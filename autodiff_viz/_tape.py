@@ -200,10 +200,14 @@ class GradientTape:
         self._check_usable("gradient")
         zero = _unconnected(unconnected_gradients)
         # (One tensor each, the common case, skips the walks over nested structures.)
-        flat_targets = [target] if isinstance(target, Tensor) else _as_tensors(_nest.flatten(target), "target")
-        one_source = isinstance(sources, Tensor)
+        one_target, one_source = isinstance(target, Tensor), isinstance(sources, Tensor)
+        flat_targets = [target] if one_target else _as_tensors(_nest.flatten(target), "target")
         flat_sources = [sources] if one_source else _as_tensors(_nest.flatten(sources), "source")
-        if not self._persistent:  # what the one call was asked: explain tells a later, refused call apart
+        if self._persistent:
+            pass
+        elif one_target and one_source:  # what the one call was asked: explain tells a later, refused call apart
+            self._asked = ((target._id,), (sources._id,))
+        else:
             self._asked = (tuple([t._id for t in flat_targets]), tuple([s._id for s in flat_sources]))
         ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
                                                                                              flat_targets)
@@ -218,7 +222,11 @@ class GradientTape:
         if LISTENING[0]:
             emit("gradient_begin", tape=self, targets=flat_targets, sources=flat_sources, method="gradient")
         grads = self._backward(flat_targets, ogs, flat_sources, not self._persistent)
-        results = [_result(grads.get(s._id), s, zero) for s in flat_sources]
+        if one_source:
+            g = grads.get(sources._id)
+            results = [g if g is not None else _result(None, sources, zero)]
+        else:
+            results = [_result(grads.get(s._id), s, zero) for s in flat_sources]
         self._finish(flat_sources, results)
         return results[0] if one_source else _nest.pack_like(sources, results)
 
