@@ -66,14 +66,15 @@ def test_direct_rules_give_the_closed_form_and_the_op_built_rules_bits(name):
 
 
 def test_no_op_runs_in_a_backward_pass_of_direct_rules(monkeypatch):
-    x = ad.constant(X)
-    with ad.GradientTape() as tape:
-        tape.watch(x)
-        y = ad.reduce_sum(ad.tanh(x) * 1.01 + x * 0.5)
-    ran = []
-    real = _ops._execute
-    monkeypatch.setattr(_ops, "_execute", lambda prim, *a, **k: ran.append(prim.type) or real(prim, *a, **k))
-    g = tape.gradient(y, x)
+    with ad.backend("numpy"):  # (the direct rules are NumPy's: other backends take the op-built ones)
+        x = ad.constant(X)
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = ad.reduce_sum(ad.tanh(x) * 1.01 + x * 0.5)
+        ran = []
+        real = _ops._execute
+        monkeypatch.setattr(_ops, "_execute", lambda prim, *a, **k: ran.append(prim.type) or real(prim, *a, **k))
+        g = tape.gradient(y, x)
     assert ran == []
     np.testing.assert_allclose(g.numpy(), 1.01 * (1 - np.tanh(X) ** 2) + 0.5, rtol=1e-5)
 
