@@ -113,10 +113,10 @@ class GradientTape:
         taken) raises ``AttributeError``, TF's error there.  A tape whose
         ``with`` block has ended takes the watch but records nothing more.
         """
-        for t in _nest.flatten(tensor):
+        for t in (tensor,) if isinstance(tensor, Tensor) else _nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(f"GradientTape.watch: expected a Tensor or Variable, got {type(t).__name__}: {t!r:.60}")
-            if not t.dtype.is_floating:
+            if not _floating(t):
                 warnings.warn(f"The dtype of the watched tensor must be floating (e.g. ad.float32), got ad.{t.dtype.name}",
                               stacklevel=2)
             if not self._entered or self._spent:
@@ -284,7 +284,10 @@ class GradientTape:
             if t._id not in reach or not _floating(t):
                 continue
             seed = og if og is not None else _ones_like(t)
-            _seed(grads, counts, t._id, seed, self, emitting)
+            if emitting or t._id in grads:
+                _seed(grads, counts, t._id, seed, self, emitting)
+            else:  # (a target seen first, nobody listening: its seed is its gradient; counts are read only for events)
+                grads[t._id] = seed
         step = 0
         missing = _registry._MISSING
         # No tape or accumulator anywhere: nothing would record the rules' ops, so the commonest
@@ -437,6 +440,8 @@ def _flag(value, name) -> bool:
     (``persistent == Py_True``), while the Python side tests truthiness:
     ``persistent='no'`` would be half persistent there, and silently truthy here.
     """
+    if value is True or value is False:  # (the common case, without the isinstance)
+        return value
     if not isinstance(value, (bool, _np.bool_)):
         raise TypeError(f"GradientTape: {name} must be True or False, got {value!r:.60} ({type(value).__name__})")
     return bool(value)
