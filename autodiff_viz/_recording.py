@@ -212,17 +212,19 @@ class _Converter:
         mark = len(pending)
         up = upstream._value
         rec = node._r
-        pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up, len(grads))
-        waits = type(up) in _SCALAR_TYPES or _small_raw(up)
+        n = len(grads)
+        pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up, n)
         scalars = _SCALAR_TYPES
-        for g, t, c in zip(grads, totals, counts):
-            if t is not None:
-                t = t._value
+        waits = type(up) in scalars or _small_raw(up)
+        for i in range(n):  # (by index, not zip: a gradient and its total are given, or neither is)
+            g, t = grads[i], totals[i]
             if g is not None:  # (None waits: only a value is checked)
-                g = g._value
+                g, t = g._value, t._value
                 if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
                     waits = False
-            pending += (g, t, c)
+            elif t is not None:
+                t = t._value
+            pending += (g, t, counts[i])
         if waits and self.room > 0:
             self.room -= 1  # (as in op)
         else:
