@@ -32,9 +32,7 @@ import numpy as _np
 from ._backend import _NUMPY_TYPES
 from ._registry import PRIMITIVES
 from ._primitives import _count_of
-from ._tensor import EagerTensor, _next_id
-
-_new = object.__new__
+from ._tensor import _wrap as wrap  # (a new tensor holding a value: each rule's results)
 
 
 def _forward(op_type: str):
@@ -48,14 +46,6 @@ _TANH_GRAD, _SIGMOID_GRAD, _POW, _SUM, _BROADCAST, _RESHAPE, _MATMUL = (
 def numpy_value(v) -> bool:
     """Whether ``v`` is a NumPy array or scalar (the values the direct rules are written for)."""
     return _NUMPY_TYPES.get(type(v)) is _np
-
-
-def wrap(value) -> EagerTensor:
-    """A new tensor holding ``value`` (what ``_tensor._wrap`` does, inlined into this module's rules' one call)."""
-    t = _new(EagerTensor)
-    t._value = value
-    t._id = _next_id()
-    return t
 
 
 def _mul(saved, output, attrs, in_shapes, g):
@@ -155,4 +145,5 @@ def unbroadcast_leading(g, extra: int):
 
 DIRECT = {PRIMITIVES[t].grad: rule for t, rule in (
     ("Add", _add), ("BroadcastTo", _pass_on), ("Mul", _mul), ("Sub", _sub), ("Neg", _neg), ("Sin", _sin),
-    ("Cos", _cos), ("Tanh", _tanh), ("Sigmoid", _sigmoid), ("Square", _square), ("Pow", _pow), ("Sum", _sum), ("Mean", _mean), ("MatMul", _matmul))}
+    ("Cos", _cos), ("Tanh", _tanh), ("Sigmoid", _sigmoid), ("Square", _square), ("Pow", _pow), ("Sum", _sum),
+    ("Mean", _mean), ("MatMul", _matmul))}
