@@ -119,6 +119,9 @@ _OP = _Layout(("value", "n_inputs"), row=("name", "label", "raw"), after=FACTS)
 _STEP = _Layout(("node", "op_type", "inputs", "output", "step", "upstream", "n_inputs"), row=("sent", "total", "count"))
 
 
+assert FACTS == 10, "_Converter.op writes a record's plain facts one by one: ten of them"
+
+
 class _Converter:
     """Listens to the engine's hooks and appends plain events to a list."""
 
@@ -183,8 +186,20 @@ class _Converter:
         mark = len(pending)
         v = out._value
         # (The record's facts, not the record: it holds values its tape lets go of in the backward pass.)
-        pending += (_Converter.on_op, tid, *rec[:FACTS], v, len(inputs))
-        if _write_inputs(pending, inputs) and _small_raw(v) and self.room > 0:
+        # (rec[:FACTS] written out: a slice unpacked into the tuple cost half as much again, on every op.)
+        pending += (_Converter.on_op, tid, rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6], rec[7], rec[8],
+                    rec[9], v, len(inputs))
+        scalars = _SCALAR_TYPES
+        waits = type(v) in scalars or _small_raw(v)
+        for t in inputs:  # (_write_inputs, written out for plain op results: on every op of a traced loop)
+            if type(t) is EagerTensor:
+                x = t._value
+                pending += (None, None, x)
+                if waits and type(x) not in scalars:
+                    waits = _small_raw(x)
+            elif not _write_inputs(pending, (t,)):
+                waits = False
+        if waits and self.room > 0:
             self.room -= 1  # (_wait_or_now's waiting case, without the call: on every op of a traced loop)
         else:
             self._wait_or_now(mark, False)
@@ -197,15 +212,19 @@ class _Converter:
         mark = len(pending)
         up = upstream._value
         rec = node._r
-        pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up, len(grads))
-        waits = _small_raw(up)
-        for g, t, c in zip(grads, totals, counts):
-            if t is not None:
-                t = t._value
+        n = len(grads)
+        pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up, n)
+        scalars = _SCALAR_TYPES
+        waits = type(up) in scalars or _small_raw(up)
+        for i in range(n):  # (by index, not zip: a gradient and its total are given, or neither is)
+            g, t = grads[i], totals[i]
             if g is not None:  # (None waits: only a value is checked)
-                g = g._value
-                waits = waits and _small_raw(g) and (t is g or _small_raw(t))
-            pending += (g, t, c)
+                g, t = g._value, t._value
+                if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
+                    waits = False
+            elif t is not None:
+                t = t._value
+            pending += (g, t, counts[i])
         if waits and self.room > 0:
             self.room -= 1  # (as in op)
         else:
@@ -421,6 +440,11 @@ def _small_raw(v) -> bool:
     return v is None or isinstance(v, np.generic) or type(v) is np.ndarray and v.size <= _HEAD
 
 
+# The NumPy scalar types of floating dtypes: a value of one can wait (``_small_raw``), told by one
+# set lookup on every op and step of a traced loop.
+_SCALAR_TYPES = frozenset((np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128))
+
+
 def _write_inputs(buf, inputs) -> bool:
     """Per op input (tensor or None): its variable name, label and raw value; whether all can wait."""
     waits = True
@@ -430,9 +454,14 @@ def _write_inputs(buf, inputs) -> bool:
         elif t._is_variable:
             buf += (t.name, None, t._value)
             waits = False
+        elif type(t) is EagerTensor:  # (a plain op result has no name)
+            v = t._value
+            buf += (None, None, v)
+            if waits and type(v) not in _SCALAR_TYPES:
+                waits = _small_raw(v)
         else:
             v = t._value
-            buf += (None, None if type(t) is EagerTensor else t.name, v)  # (a plain op result has no name)
+            buf += (None, t.name, v)
             waits = waits and _small_raw(v)
     return waits
 
@@ -501,8 +530,8 @@ def trace(keep_tensors: bool = False, max_events: int | None = DEFAULT_MAX_EVENT
 
     A trace collects the events of the thread that opened it only: another
     thread's tapes are not in it.  It holds every event until it closes, so
-    its memory grows with the work done inside it (a few hundred bytes per
-    op); past ``max_events`` later events are dropped with one warning
+    its memory grows with the work done inside it (a few KB per op once
+    read: ``benchmarks/trace_memory.py``); past ``max_events`` later events are dropped with one warning
     (``tr.dropped`` counts them; ``None`` for no limit).  Trace a few steps
     to look at, not a whole training run.  The tapes it saw keep it alive
     (so ``viz.graph(tape)`` finds their events); the package itself holds

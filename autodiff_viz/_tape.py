@@ -23,9 +23,9 @@ import warnings
 
 import numpy as _np
 
-from . import _backend, _context, _nest, _ops, _registry
+from . import _backend, _context, _direct_rules, _nest, _ops, _registry
 from . import _tensor as _t
-from ._context import LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
+from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import _by_class, of_dtype
 from ._record import IN_IDS, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
 from ._shape import broadcast_axes
@@ -113,10 +113,10 @@ class GradientTape:
         taken) raises ``AttributeError``, TF's error there.  A tape whose
         ``with`` block has ended takes the watch but records nothing more.
         """
-        for t in _nest.flatten(tensor):
+        for t in (tensor,) if isinstance(tensor, Tensor) else _nest.flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(f"GradientTape.watch: expected a Tensor or Variable, got {type(t).__name__}: {t!r:.60}")
-            if not t.dtype.is_floating:
+            if not _floating(t):
                 warnings.warn(f"The dtype of the watched tensor must be floating (e.g. ad.float32), got ad.{t.dtype.name}",
                               stacklevel=2)
             if not self._entered or self._spent:
@@ -200,11 +200,15 @@ class GradientTape:
         self._check_usable("gradient")
         zero = _unconnected(unconnected_gradients)
         # (One tensor each, the common case, skips the walks over nested structures.)
-        flat_targets = [target] if isinstance(target, Tensor) else _as_tensors(_nest.flatten(target), "target")
-        one_source = isinstance(sources, Tensor)
+        one_target, one_source = isinstance(target, Tensor), isinstance(sources, Tensor)
+        flat_targets = [target] if one_target else _as_tensors(_nest.flatten(target), "target")
         flat_sources = [sources] if one_source else _as_tensors(_nest.flatten(sources), "source")
-        if not self._persistent:  # what the one call was asked: explain tells a later, refused call apart
-            self._asked = (tuple(t._id for t in flat_targets), tuple(s._id for s in flat_sources))
+        if self._persistent:
+            pass
+        elif one_target and one_source:  # what the one call was asked: explain tells a later, refused call apart
+            self._asked = ((target._id,), (sources._id,))
+        else:
+            self._asked = (tuple([t._id for t in flat_targets]), tuple([s._id for s in flat_sources]))
         ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
                                                                                              flat_targets)
         for t in flat_targets:
@@ -218,7 +222,11 @@ class GradientTape:
         if LISTENING[0]:
             emit("gradient_begin", tape=self, targets=flat_targets, sources=flat_sources, method="gradient")
         grads = self._backward(flat_targets, ogs, flat_sources, not self._persistent)
-        results = [_result(grads.get(s._id), s, zero) for s in flat_sources]
+        if one_source:
+            g = grads.get(sources._id)
+            results = [g if g is not None else _result(None, sources, zero)]
+        else:
+            results = [_result(grads.get(s._id), s, zero) for s in flat_sources]
         self._finish(flat_sources, results)
         return results[0] if one_source else _nest.pack_like(sources, results)
 
@@ -276,10 +284,18 @@ class GradientTape:
             if t._id not in reach or not _floating(t):
                 continue
             seed = og if og is not None else _ones_like(t)
-            _seed(grads, counts, t._id, seed, self, emitting)
+            if emitting or t._id in grads:
+                _seed(grads, counts, t._id, seed, self, emitting)
+            else:  # (a target seen first, nobody listening: its seed is its gradient; counts are read only for events)
+                grads[t._id] = seed
         step = 0
         missing = _registry._MISSING
-        add = _add
+        # No tape or accumulator anywhere: nothing would record the rules' ops, so the commonest
+        # rules run as plain NumPy (see _direct_rules), and gradients add up the same way.
+        untaped = not ACTIVE[0]
+        direct_rules = _direct_rules.DIRECT if untaped else _NO_RULES
+        add = _add_direct if untaped else _add
+        numpy_types = _backend._NUMPY_TYPES
         new_op = object.__new__
         for k in range(n - 1, -1, -1):
             # The record's fields in the order _record declares them: one unpacking costs a third of
@@ -294,12 +310,23 @@ class GradientTape:
             rule = own_rule or prim.grad
             if rule is missing:
                 raise LookupError(f"gradient registry has no entry for: {prim.type}")
-            # The op view the rule reads, made here without a call (what Op(rec) does).
-            op = new_op(Op)
-            op._r = rec
-            op.inputs = saved or (None,) * len(in_ids)
-            op.outputs = (output,)
-            if rule is not_differentiable:
+            direct = direct_rules.get(rule)
+            if direct is not None and numpy_types.get(type(g._value)) is _np and (
+                    in_grads := direct(saved, output, attrs, in_shapes, g)) is not None:
+                # (A direct rule returns a tuple, one tensor or None per input, or None to leave it to the rule.)
+                op = None
+                if emitting:  # the step's op view for the listeners (inputs and outputs fill in when read)
+                    view = new_op(Op)
+                    view._r = rec
+            else:
+                # The op view the rule reads, made here without a call (what Op(rec) does).
+                op = new_op(Op)
+                op._r = rec
+                op.inputs = saved or (None,) * len(in_ids)
+                op.outputs = (output,)
+            if op is None:
+                pass
+            elif rule is not_differentiable:
                 in_grads = (None,) * len(in_ids)
             else:
                 try:
@@ -313,7 +340,8 @@ class GradientTape:
                                      f"for {len(in_ids)} inputs")
             if emitting:
                 step += 1
-                sent = [None] * len(in_ids)
+                n_in = len(in_ids)
+                sent, totals, tally = [None] * n_in, [None] * n_in, [0] * n_in
             i = -1
             for gi in in_grads:
                 i += 1
@@ -323,26 +351,17 @@ class GradientTape:
                 if tid not in reach:
                     continue
                 if not isinstance(gi, Tensor):
-                    gi = _t.convert_to_tensor(gi, dtype=op.in_dtypes[i])
+                    gi = _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i])
                 if gi._value.shape != in_shapes[i]:
-                    gi = _unbroadcast(gi, in_shapes[i], op.type)
+                    gi = _unbroadcast(gi, in_shapes[i], prim.type, untaped)
+                prev = grads.get(tid)
+                grads[tid] = total = gi if prev is None else add(prev, gi)
                 if emitting:
-                    sent[i] = gi
-                else:
-                    prev = grads.get(tid)
-                    grads[tid] = gi if prev is None else add(prev, gi)
+                    sent[i], totals[i] = gi, total
+                    counts[tid] = tally[i] = counts.get(tid, 0) + 1
             if emitting:
                 # One announcement for the step and what it added to each input's gradient.
-                totals, tally = [None] * len(in_ids), [0] * len(in_ids)
-                i = -1
-                for gi in sent:
-                    i += 1
-                    if gi is not None:
-                        tid = in_ids[i]
-                        prev = grads.get(tid)
-                        grads[tid] = totals[i] = gi if prev is None else add(prev, gi)
-                        counts[tid] = tally[i] = counts.get(tid, 0) + 1
-                audience.step(self, op, step, g, sent, totals, tally)
+                audience.step(self, op or view, step, g, sent, totals, tally)
             if free:
                 if saved is not None or output is not None or own_rule is not None:
                     # released(rec), from the fields at hand
@@ -421,6 +440,8 @@ def _flag(value, name) -> bool:
     (``persistent == Py_True``), while the Python side tests truthiness:
     ``persistent='no'`` would be half persistent there, and silently truthy here.
     """
+    if value is True or value is False:  # (the common case, without the isinstance)
+        return value
     if not isinstance(value, (bool, _np.bool_)):
         raise TypeError(f"GradientTape: {name} must be True or False, got {value!r:.60} ({type(value).__name__})")
     return bool(value)
@@ -512,12 +533,23 @@ def _floating(t) -> bool:
     return (_by_class.get(dt.__class__) or of_dtype(dt)).is_floating
 
 
+_NO_RULES: dict = {}
+
+
 def _add(a, b):
     # Two gradients of one tensor: never bool, and of one dtype unless a rule got it wrong (then the
     # public op says so), so the common case runs without the public checks.
     if a._value.dtype is not b._value.dtype:
         return _ops.add(a, b)
     return _t.execute(_ADD, (a, b))
+
+
+def _add_direct(a, b):
+    """:func:`_add` while no tape records: NumPy values of one dtype are added without an op."""
+    av, bv = a._value, b._value
+    if av.dtype is bv.dtype and _direct_rules.numpy_value(av):
+        return _direct_rules.wrap(av + bv)
+    return _add(a, b)
 
 
 def _seed(grads, counts, tid, g, tape, emitting):
@@ -530,13 +562,15 @@ def _seed(grads, counts, tid, g, tape, emitting):
         emit("accumulate", tape=tape, tensor_id=tid, contribution=g, total=total, count=counts[tid], node=None)
 
 
-def _unbroadcast(g, shape, op_type):
-    """Sum a gradient over the axes its input was broadcast along."""
+def _unbroadcast(g, shape, op_type, untaped=False):
+    """Sum a gradient over the axes its input was broadcast along (without an op while ``untaped``)."""
     gshape = tuple(g._value.shape)
     extra = len(gshape) - len(shape)
     if extra < 0:
         raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
     if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
+        if untaped and _direct_rules.numpy_value(g._value):
+            return _direct_rules.unbroadcast_leading(g, extra)
         return _ops._sum(g, tuple(range(extra)))
     axes = broadcast_axes(tuple(shape), gshape)
     if axes is None:

@@ -1,0 +1,149 @@
+"""Gradient rules of the commonest ops in plain NumPy, for a backward pass that no tape records.
+
+A gradient rule is written with the package's ops, so that a gradient
+computed under an outer tape is itself recorded (higher orders).  When no
+tape or forward accumulator is active in any thread (``_context.ACTIVE[0]``
+is 0), nothing would record those ops: each one's trip through ``execute``
+(namespace lookup, checks, the primitive's forward, a new tensor) is then
+pure overhead, about as long as the NumPy work of a small op.  The rules
+here compute the same values with the primitives' own forward functions (so
+the bits are those the op-built rule gives) and wrap only the results.
+
+``DIRECT`` maps a primitive's gradient rule (the function object: a rule
+replaced with ``RegisterGradient`` finds nothing) to its direct version,
+``(saved, output, attrs, in_shapes, g) -> input gradients`` with the same
+``None``s, or ``None`` to leave the case to the rule: it reads the record's
+fields (see ``_record``) without an op view.  ``_tape._backward``
+uses one only for NumPy upstream gradients (``numpy_value``).  State: none
+(a read-only table built at import).
+
+>>> import numpy as np, autodiff_viz as ad
+>>> x = ad.constant(np.float32(0.5))
+>>> with ad.GradientTape() as tape:
+...     tape.watch(x)
+...     y = ad.sin(x) * x
+>>> print(tape.gradient(y, x))  # sin(x) + x cos(x), through the direct rules of Mul and Sin
+ad.Tensor(0.9182168, shape=(), dtype=float32)
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from ._backend import _NUMPY_TYPES
+from ._registry import PRIMITIVES
+from ._primitives import _count_of
+from ._tensor import _wrap as wrap  # (a new tensor holding a value: each rule's results)
+
+
+def _forward(op_type: str):
+    return PRIMITIVES[op_type].forward
+
+
+_TANH_GRAD, _SIGMOID_GRAD, _POW, _SUM, _BROADCAST, _RESHAPE, _MATMUL = (
+    _forward(t) for t in ("TanhGrad", "SigmoidGrad", "Pow", "Sum", "BroadcastTo", "Reshape", "MatMul"))
+
+
+def numpy_value(v) -> bool:
+    """Whether ``v`` is a NumPy array or scalar (the values the direct rules are written for)."""
+    return _NUMPY_TYPES.get(type(v)) is _np
+
+
+def _mul(saved, output, attrs, in_shapes, g):
+    x, y = saved
+    gv = g._value
+    return (None if y is None else wrap(gv * y._value)), (None if x is None else wrap(gv * x._value))
+
+
+def _add(saved, output, attrs, in_shapes, g):  # (no op in the rule either: here it skips making the op view)
+    return g, g
+
+
+def _pass_on(saved, output, attrs, in_shapes, g):
+    return (g,)
+
+
+def _sub(saved, output, attrs, in_shapes, g):
+    return g, wrap(-g._value)
+
+
+def _neg(saved, output, attrs, in_shapes, g):
+    return (wrap(-g._value),)
+
+
+def _sin(saved, output, attrs, in_shapes, g):
+    return (wrap(g._value * _np.cos(saved[0]._value)),)
+
+
+def _cos(saved, output, attrs, in_shapes, g):
+    return (wrap(-g._value * _np.sin(saved[0]._value)),)
+
+
+def _tanh(saved, output, attrs, in_shapes, g):
+    return (wrap(_TANH_GRAD(_np, output._value, g._value)),)
+
+
+def _sigmoid(saved, output, attrs, in_shapes, g):
+    return (wrap(_SIGMOID_GRAD(_np, output._value, g._value)),)
+
+
+def _square(saved, output, attrs, in_shapes, g):
+    x = saved[0]._value
+    if x.dtype.kind != "f":  # (2.0 in another dtype: the op-built rule converts it, or says why not)
+        return None
+    return (wrap(g._value * (x.dtype.type(2) * x)),)
+
+
+def _pow(saved, output, attrs, in_shapes, g):
+    x, p = saved
+    if output is not None:  # the exponent needs a gradient too: the op-built rule says how
+        return None
+    xv, pv = x._value, p._value
+    if xv.dtype.kind != "f":
+        return None
+    return wrap((g._value * pv) * _POW(_np, xv, pv - pv.dtype.type(1))), None
+
+
+def _reduce_back(gv, attrs, shape):
+    """A reduction's upstream value spread back over the reduced axes (``_primitives._reduce_back``)."""
+    axis = attrs["axis"]
+    if not attrs["keepdims"] and axis is not None:
+        gv = _RESHAPE(_np, gv, tuple(1 if i in axis else d for i, d in enumerate(shape)))
+    return gv if gv.shape == shape else _BROADCAST(_np, gv, shape)
+
+
+def _sum(saved, output, attrs, in_shapes, g):
+    v = _reduce_back(g._value, attrs, in_shapes[0])
+    return (g if v is g._value else wrap(v),)
+
+
+def _mean(saved, output, attrs, in_shapes, g):
+    gv = g._value
+    if gv.dtype.kind != "f":
+        return None
+    shape = in_shapes[0]
+    v = _reduce_back(gv / gv.dtype.type(float(_count_of(shape, attrs["axis"]))), attrs, shape)
+    return (wrap(v),)
+
+
+def _matmul(saved, output, attrs, in_shapes, g):
+    a, b = saved
+    ta, tb, gv = attrs["transpose_a"], attrs["transpose_b"], g._value
+    ga = gb = None
+    if b is not None:
+        bv = b._value
+        ga = wrap(_MATMUL(_np, bv, gv, tb, True) if ta else _MATMUL(_np, gv, bv, False, not tb))
+    if a is not None:
+        av = a._value
+        gb = wrap(_MATMUL(_np, gv, av, True, ta) if tb else _MATMUL(_np, av, gv, not ta, False))
+    return ga, gb
+
+
+def unbroadcast_leading(g, extra: int):
+    """``g`` summed over its first ``extra`` axes (a bias's gradient), without a recorded op."""
+    return wrap(_SUM(_np, g._value, tuple(range(extra)), False))
+
+
+DIRECT = {PRIMITIVES[t].grad: rule for t, rule in (
+    ("Add", _add), ("BroadcastTo", _pass_on), ("Mul", _mul), ("Sub", _sub), ("Neg", _neg), ("Sin", _sin),
+    ("Cos", _cos), ("Tanh", _tanh), ("Sigmoid", _sigmoid), ("Square", _square), ("Pow", _pow), ("Sum", _sum),
+    ("Mean", _mean), ("MatMul", _matmul))}
