@@ -34,6 +34,7 @@ import numpy as np
 from ..text import labels as _labels
 from ..text.numbers import shows_nonfinite
 from ..model import story as _story
+from ..model.forward import TANGENT_MARK
 from . import look as _look
 from . import key as K
 from . import panel as P
@@ -233,7 +234,7 @@ class FrameRenderer:
             self.edges.append((line, head))
             self.hot_edges.append((hot, hot_head))
         self._edge_rects = np.array(rects, float).reshape(-1, 4)
-        self.nodes, self._rects, self._box_px, self._fitted = [], [], [], {}
+        self.nodes, self._rects, self._box_px, self._fitted, self._tangents = [], [], [], {}, {}
         for nd in self.data["nodes"]:
             p = L["nodes"][nd["id"]]
             x0, y0 = p["x"] - p["w"] / 2, p["y"] - p["h"] / 2
@@ -379,9 +380,39 @@ class FrameRenderer:
             self._fit_value(t, text, 14 * self.k, width)
             # a baseline-anchored text grows upwards from its last line: anchor that line
             t.set_y(top + y + LINE_H * text.count("\n"))
+        self._tangent_apart(j, val, p["x"])
         bt.set_text(order)
         badge.set_visible(bool(order))
         bt.set_visible(bool(order))
+
+    def tangent_text(self, j: int):
+        """Node ``j``'s text for the ``ẋ …`` part of its value (made the first time a value has one)."""
+        if j not in self._tangents:
+            self._tangents[j] = self.ax.text(0, 0, "", ha="left", va="baseline", color=_look.TANGENT, zorder=4,
+                                             clip_on=True, visible=False, **TEXT)
+        return self._tangents[j]
+
+    def _tangent_apart(self, j: int, val, x: float):
+        """Forward mode: the ``ẋ …`` part of a one-line value in the tangent's colour, as the browser's
+        player and the graph write it (one more text, placed right after the value's own part)."""
+        text = val.get_text()
+        value, mark, tangent = text.partition(TANGENT_MARK)
+        if not mark or "\n" in text:
+            val.set(ha="center", x=x)
+            if j in self._tangents:
+                self._tangents[j].set_visible(False)
+            return
+        tan = self.tangent_text(j)
+        prop = val.get_fontproperties()
+
+        def width(s):
+            return self._renderer.get_text_width_height_descent(s, prop, ismath=False)[0] / self.ppu
+
+        head = value + TANGENT_MARK[:2]
+        left = x - width(text) / 2
+        val.set(text=value, ha="left", x=left)
+        tan.set(text=mark.lstrip() + tangent, x=left + width(head), y=val.get_position()[1],
+                fontsize=val.get_fontsize(), alpha=val.get_alpha(), visible=val.get_visible())
 
     def _pitch(self, t) -> float:
         """Pixels from one line to the next of ``t``'s font at line spacing 1 (measured: matplotlib

@@ -110,9 +110,12 @@ def _factor(x: float) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+TANGENT_MARK = "  ẋ "  # between a box's value and its tangent; renderers colour what follows it
+
+
 def with_tangent(value: str, t, text) -> str:
     """A box's value text, with its tangent beside it in forward mode: ``4.0  ẋ 4.0``."""
-    return f"{value}  ẋ {text(t.tangent)}" if t is not None and t.tangent is not None else value
+    return f"{value}{TANGENT_MARK}{text(t.tangent)}" if t is not None and t.tangent is not None else value
 
 
 def is_forward(model, raw) -> bool:

@@ -397,19 +397,38 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
     }
 
 
+BOX_CHARS = 13  # characters of a value line the narrowest player box holds (draw.layout's NODE_W)
+
+
 def _rows(steps, n: int) -> list:
-    """Per node: ``[value lines, gradient lines, widest line]`` over every step (how large its box is)."""
+    """Per node: ``[value lines, gradient lines, widest line]`` over every step (how large its box is).
+
+    A one-step ``+= c → total`` line too long for its box (even at the renderers' 80%) is written on
+    two lines, ``+= c`` over ``→ total``, and the box made tall and wide enough for them: a sum is never cut.
+    """
     rows = [[1, 1, 0] for _ in range(n)]
+    sums = []  # (step's grads list, index) of the one-line "+=" texts, fitted once the boxes are known
     for st in steps:
         for col, key in enumerate(("vals", "grads")):
-            for k, text in st.get(key, ()):
+            for i, (k, text) in enumerate(st.get(key, ())):
                 parts = text.split("\n")
                 r = rows[k]
                 r[col] = max(r[col], len(parts))
-                # a one-step "+= c → total" line is squeezed to the box, not widened for; a value in
-                # words widens it to 80% of its length (the renderers shrink text to 80% before cutting it)
+                if len(parts) == 1 and text.startswith("+= "):
+                    sums.append((st[key], i))
+                    continue
+                # a value in words widens the box to 80% of its length (the renderers shrink text to 80%
+                # before cutting it)
                 r[2] = max(r[2], max((len(p) if len(parts) > 1 or " values, mean " not in p else int(0.8 * len(p) + 1)
-                                      for p in parts if len(parts) > 1 or not p.startswith("+= ")), default=0))
+                                      for p in parts), default=0))
+    for grads, i in sums:
+        k, text = grads[i]
+        r = rows[k]
+        if 0.8 * len(text) > max(r[2], BOX_CHARS):
+            term, _, total = text.partition(" → ")
+            grads[i] = [k, f"{term}\n→ {total}"]
+            r[1] = max(r[1], 2)
+            r[2] = max(r[2], int(0.8 * max(len(term), len(total) + 2) + 1))
     return rows
 
 
