@@ -5,6 +5,8 @@ Every number is checked against closed form (NumPy) or the engine's own gradient
 and every sum a picture writes is checked to be true.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -92,3 +94,33 @@ def test_a_folded_gradient_writes_no_false_sum():
     np.testing.assert_allclose(parse_value(final["total"]).array, g, rtol=2e-3)
     output = next(row for row in steps[-1]["panel"] if row["name"] == "output")
     assert parse_value(output["total"]).array == pytest.approx(1.0)  # the seed: ∂loss/∂output of a sum is 1
+
+
+@pytest.mark.parametrize("digits", [2, 4])
+def test_a_jacobians_rows_follow_digits_and_are_all_written_alike(digits):
+    tr, want = _dense_jacobian()
+    steps = _true_tables(ad.viz.animate(tr, digits=digits).data)
+    rows = [line.split(" = ", 1)[1] for line in steps[-1]["results"] if line.startswith("  row ")]
+    assert len(rows) == 2
+    for got, row in zip(rows, want):
+        value = parse_value(got)
+        assert value.array is not None, rows  # both rows in full, none in words
+        np.testing.assert_allclose(np.ravel(value.array), row, rtol=10.0 ** (1 - digits))
+        for number in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", got):
+            assert len(number.lstrip("-0.").replace(".", "").split("e")[0]) <= digits, (number, got)
+
+
+def test_gradient_sizes_a_few_percent_apart_get_about_one_width():
+    from autodiff_viz.viz.draw.weight import THICK, THIN, widths
+
+    near = widths([0.2333, 0.2188])
+    assert abs(near[0] - near[1]) < 0.2 * (THICK - THIN)  # 7% apart is not drawn 6× wider
+    far = widths([1.0, 1e-2, 1e-4])
+    assert far == pytest.approx([THICK, (THIN + THICK) / 2, THIN])  # decades still span the whole range
+    tr, _ = _dense_jacobian()
+    g = ad.viz.graph(tr, gradient_size=True)
+    pens = [float(w) for w in re.findall(r"penwidth=([\d.]+)", g.source.split("->", 1)[1])]
+    on_path = [w for w in pens if w > 1.5]
+    assert on_path and max(on_path) - min(on_path) < 1.0, pens
+    assert "re…" not in g.source and "…sor" not in g.source  # the legend's Jacobian sentence is whole
+    assert "row i from the backward pass of the" in g.source

@@ -282,7 +282,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             lines = [f"{tape_name(e.tape)}.{e.method}(target, sources): the backward pass starts.",
                      "The tape runs its records in reverse: a node's rule runs only after every",
                      "path from the target has delivered its contribution (reverse topological order)."]
-            book = RowBook.of(e, label_of)
+            book = RowBook.of(e, label_of, digits, max_items)
             if book is not None:
                 lines[0] = (f"{tape_name(e.tape)}.{e.method}(target, sources): one backward pass per element of "
                             "the target, each giving one row of the Jacobian.")
