@@ -124,3 +124,83 @@ def test_gradient_sizes_a_few_percent_apart_get_about_one_width():
     assert on_path and max(on_path) - min(on_path) < 1.0, pens
     assert "re…" not in g.source and "…sor" not in g.source  # the legend's Jacobian sentence is whole
     assert "row i from the backward pass of the" in g.source
+
+
+def _forward_nan():
+    """-Σ y·log p along ṗ = [1, 1] with p = [0, 0.5]: log 0 = -inf, ṗ/p = [inf, 2], then 0 · inf = nan."""
+    p, y = ad.constant([0.0, 0.5]), ad.constant([0.0, 1.0])
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(p, ad.constant([1.0, 1.0])) as acc:
+            loss = -ad.reduce_sum(y * ad.math.log(p))
+    assert np.isnan(float(acc.jvp(loss)))
+    return tr, {"p": p}
+
+
+def test_forward_mode_draws_a_nonfinite_tangent_in_the_nonfinite_look():
+    from matplotlib.colors import to_rgb
+
+    from autodiff_viz.viz.draw.frames import FrameRenderer
+    from autodiff_viz.viz.draw.look import NONFINITE_TEXT, TANGENT
+
+    tr, names = _forward_nan()
+    g = ad.viz.graph(tr, names=names)
+    assert f'<font color="{NONFINITE_TEXT}"><b>ẋ [inf, 2.0]</b></font>' in g.source  # Log's tangent 1/p · ṗ
+    assert f'<font color="{TANGENT}">ẋ [1.0, 1.0]</font>' in g.source  # p's, finite
+    anim = ad.viz.animate(tr, names=names)
+    fr = FrameRenderer(anim.data, dpi=60)
+    fr.draw(len(anim.steps) - 2)
+    texts = {nd["label"]: (fr.nodes[j][3], fr.tangent_text(j)) for j, (nd, *_r) in enumerate(fr.nodes)}
+    val, tan = texts["Log"]
+    assert tan.get_text() == "ẋ [inf, 2.0]" and np.allclose(to_rgb(tan.get_color()), to_rgb(NONFINITE_TEXT))
+    val, tan = texts["p"]
+    assert tan.get_text() == "ẋ [1.0, 1.0]" and np.allclose(to_rgb(tan.get_color()), to_rgb(TANGENT))
+    assert not np.allclose(to_rgb(val.get_color()), to_rgb(NONFINITE_TEXT))  # p's value is finite: ink
+
+
+def test_browser_marks_only_the_nonfinite_part_of_a_value_line(browser, tmp_path):
+    from browser_util import open_widget_page
+
+    tr, names = _forward_nan()
+    path = ad.viz.animate(tr, names=names).save(tmp_path / "nan.html")
+    page = open_widget_page(browser, path)
+    page.click(".adv-last")
+    p_val = page.locator("[data-label='p'] .adv-val")
+    assert p_val.text_content() == "= [0.0, 0.5]  ẋ [1.0, 1.0]"
+    assert "adv-nonfinite-text" not in (p_val.get_attribute("class") or "")
+    log_tan = page.locator("[data-label='Log'] .adv-val .adv-tangent-part")
+    assert log_tan.text_content() == "  ẋ [inf, 2.0]" and "adv-nonfinite-text" in log_tan.get_attribute("class")
+    p_tan = page.locator("[data-label='p'] .adv-val .adv-tangent-part")
+    assert p_tan.evaluate("t => getComputedStyle(t).fill") != log_tan.evaluate("t => getComputedStyle(t).fill")
+    assert page.errors == []
+
+
+def test_a_convolution_in_forward_mode_writes_no_backward_rule_as_its_tangent_rule():
+    x = ad.constant(np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1) / 10)
+    k = ad.constant(np.array([[1.0, -1.0], [0.5, 2.0]], np.float32).reshape(2, 2, 1, 1))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(k, ad.ones_like(k)) as acc:
+            s = ad.reduce_sum(ad.nn.conv2d(x, k, strides=1, padding="VALID"))
+    patches = sum(x.numpy()[0, i:i + 2, j:j + 2, 0].sum() for i in range(3) for j in range(3))
+    assert float(acc.jvp(s)) == pytest.approx(patches, rel=1e-5)  # conv is linear in W: ṡ = Σ conv(x, 1)
+    steps = ad.viz.animate(tr).steps
+    conv = next(st for st in steps if "Conv2D" in " ".join(st["lines"][:1]))
+    text = "\n".join(conv["lines"])
+    assert "upstream" not in text  # forward mode has no upstream gradient
+    assert "ẏ = ∂y/∂b · ḃ" in text and "∂(conv2d" not in text
+    done = steps[-1]["lines"]
+    assert done[-1].startswith("acc.jvp(s) = ") and float(done[-1].split(" = ")[1]) == pytest.approx(patches), done
+
+
+def test_a_scalar_nan_or_inf_step_still_saves_as_html(tmp_path):
+    x = ad.constant(0.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            t.watch(x)
+            y = ad.sqrt(x)
+        g = t.gradient(y, x)
+    assert float(g) == np.inf  # 1/(2√0)
+    anim = ad.viz.animate(tr)
+    assert any("inf" in line for st in anim.steps for line in st["lines"])  # the words keep it
+    assert "inf" in open(anim.save(tmp_path / "inf.html"), encoding="utf-8").read()
+    tr, names = _forward_nan()
+    assert ad.viz.animate(tr, names=names).to_html()

@@ -371,7 +371,7 @@ class FrameRenderer:
             t.set_visible(True)
         box.set_visible(True)
         width = self._box_px[j]
-        odd = shows_nonfinite(val_text), shows_nonfinite(grad_text)  # NaN and inf in their own look
+        odd = shows_nonfinite(val_text.split(TANGENT_MARK)[0]), shows_nonfinite(grad_text)  # NaN, inf: their look
         val.set(color=_look.NONFINITE_TEXT if odd[0] else INK, fontweight="bold" if odd[0] else "normal")
         grad.set_color(_look.NONFINITE_TEXT if odd[1] else _look.GRADIENT)
         p = self.data["layout"]["nodes"][self.nodes[j][0]["id"]]
@@ -411,7 +411,9 @@ class FrameRenderer:
         head = value + TANGENT_MARK[:2]
         left = x - width(text) / 2
         val.set(text=value, ha="left", x=left)
+        odd = shows_nonfinite(tangent)  # NaN and inf in their own look, as the value's
         tan.set(text=mark.lstrip() + tangent, x=left + width(head), y=val.get_position()[1],
+                color=_look.NONFINITE_TEXT if odd else _look.TANGENT, fontweight="bold" if odd else "normal",
                 fontsize=val.get_fontsize(), alpha=val.get_alpha(), visible=val.get_visible())
 
     def _pitch(self, t) -> float:

@@ -30,6 +30,8 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 """
 from __future__ import annotations
 
+import math
+
 
 from ... import events as ev
 from ..text import labels as L
@@ -91,7 +93,7 @@ class _Board:
             d["grads"].extend([k, text] for k, text in self.carry.items() if k not in set_now)
         self.carry, self.settle = self.settle, {}
         entry = {"phase": phase, "title": title, "node": node, "recv": list(recv), "edges": list(edges),
-                 "lines": list(lines), "numbers": numbers or {}}
+                 "lines": list(lines), "numbers": _json_numbers(numbers or {})}
         for key in ("alive", "vals", "grads", "order", "panel", "trace"):
             if d[key]:
                 entry[key] = d[key]
@@ -397,6 +399,20 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                   for k, e in enumerate(model.edges)],
         "steps": board.steps,
     }
+
+
+def _json_numbers(numbers: dict) -> dict:
+    """A step's numbers with NaN and inf as ``None`` (not a number a plot can use; JSON has no NaN, and the
+    HTML player's data is JSON): the step's words still say nan or inf."""
+    def clean(v):
+        if isinstance(v, float):
+            return v if math.isfinite(v) else None
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        return v
+    return clean(numbers)
 
 
 BOX_CHARS = 13  # characters of a value line the narrowest player box holds (draw.layout's NODE_W)

@@ -45,7 +45,7 @@ function setTangentText(t, text) {
   const cut = text.indexOf(TANGENT_MARK);
   if (cut < 0) { t.textContent = text; return; }
   const tangent = document.createElementNS("http://www.w3.org/2000/svg", "tspan");
-  tangent.setAttribute("class", "adv-tangent-part");
+  tangent.setAttribute("class", NONFINITE.test(text.slice(cut)) ? "adv-tangent-part adv-nonfinite-text" : "adv-tangent-part");
   tangent.textContent = text.slice(cut);
   t.replaceChildren(text.slice(0, cut), tangent);
 }
@@ -53,7 +53,7 @@ function setTangentText(t, text) {
 function setFitted(t, text, room) {
   if (t.textContent === text) return;
   setTangentText(t, text);
-  t.classList.toggle("adv-nonfinite-text", NONFINITE.test(text));
+  t.classList.toggle("adv-nonfinite-text", NONFINITE.test(text.split(TANGENT_MARK)[0]));  // (the tangent: its tspan)
   t.removeAttribute("textLength");
   t.removeAttribute("lengthAdjust");
   if (text.length > 14 && t.getComputedTextLength() > room) {
