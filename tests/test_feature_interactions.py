@@ -140,6 +140,7 @@ def test_forward_mode_draws_a_nonfinite_tangent_in_the_nonfinite_look():
     from matplotlib.colors import to_rgb
 
     from autodiff_viz.viz.draw.frames import FrameRenderer
+    from autodiff_viz.viz.draw.tangent_part import text_of
     from autodiff_viz.viz.draw.look import NONFINITE_TEXT, TANGENT
 
     tr, names = _forward_nan()
@@ -149,7 +150,7 @@ def test_forward_mode_draws_a_nonfinite_tangent_in_the_nonfinite_look():
     anim = ad.viz.animate(tr, names=names)
     fr = FrameRenderer(anim.data, dpi=60)
     fr.draw(len(anim.steps) - 2)
-    texts = {nd["label"]: (fr.nodes[j][3], fr.tangent_text(j)) for j, (nd, *_r) in enumerate(fr.nodes)}
+    texts = {nd["label"]: (fr.nodes[j][3], text_of(fr, j)) for j, (nd, *_r) in enumerate(fr.nodes)}
     val, tan = texts["Log"]
     assert tan.get_text() == "ẋ [inf, 2.0]" and np.allclose(to_rgb(tan.get_color()), to_rgb(NONFINITE_TEXT))
     val, tan = texts["p"]

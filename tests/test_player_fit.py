@@ -11,7 +11,9 @@ import autodiff_viz as ad
 from autodiff_viz import tour
 from autodiff_viz.viz.draw import layout as _layout
 from autodiff_viz.viz.draw.look import TANGENT
-from autodiff_viz.viz.model.story import BOX_CHARS, states
+from autodiff_viz.viz.draw.tangent_part import text_of
+from autodiff_viz.viz.model.story import states
+from autodiff_viz.viz.model.story_boxes import BOX_CHARS
 
 from browser_util import open_widget_page
 
@@ -63,7 +65,7 @@ def test_frames_draw_the_tangent_in_its_colour_beside_the_value():
     step = len(anim.steps) - 2  # the last forward step: z = x·y + sin(x) = 6 + sin 3, ż = y + cos 3
     fr.draw(step)
     j = next(k for k, (nd, *_r) in enumerate(fr.nodes) if nd["label"] == "z")
-    val, tan = fr.nodes[j][3], fr.tangent_text(j)
+    val, tan = fr.nodes[j][3], text_of(fr, j)
     assert val.get_text() == f"= {6 + np.sin(3.0):.4g}"
     assert tan.get_text() == f"ẋ {2 + np.cos(3.0):.3g}" and tan.get_visible()
     assert np.allclose(to_rgb(tan.get_color()), to_rgb(TANGENT))

@@ -34,10 +34,10 @@ import numpy as np
 from ..text import labels as _labels
 from ..text.numbers import shows_nonfinite
 from ..model import story as _story
-from ..model.forward import TANGENT_MARK
 from . import look as _look
 from . import key as K
 from . import panel as P
+from . import tangent_part as _tangent
 from .camera import plan_cameras
 from .layout import LINE_H
 from .sprites import Compositor
@@ -371,7 +371,7 @@ class FrameRenderer:
             t.set_visible(True)
         box.set_visible(True)
         width = self._box_px[j]
-        odd = shows_nonfinite(val_text.split(TANGENT_MARK)[0]), shows_nonfinite(grad_text)  # NaN, inf: their look
+        odd = shows_nonfinite(_tangent.value_part(val_text)), shows_nonfinite(grad_text)  # NaN, inf: their look
         val.set(color=_look.NONFINITE_TEXT if odd[0] else INK, fontweight="bold" if odd[0] else "normal")
         grad.set_color(_look.NONFINITE_TEXT if odd[1] else _look.GRADIENT)
         p = self.data["layout"]["nodes"][self.nodes[j][0]["id"]]
@@ -380,41 +380,10 @@ class FrameRenderer:
             self._fit_value(t, text, 14 * self.k, width)
             # a baseline-anchored text grows upwards from its last line: anchor that line
             t.set_y(top + y + LINE_H * text.count("\n"))
-        self._tangent_apart(j, val, p["x"])
+        _tangent.place(self, j, val, p["x"])
         bt.set_text(order)
         badge.set_visible(bool(order))
         bt.set_visible(bool(order))
-
-    def tangent_text(self, j: int):
-        """Node ``j``'s text for the ``ẋ …`` part of its value (made the first time a value has one)."""
-        if j not in self._tangents:
-            self._tangents[j] = self.ax.text(0, 0, "", ha="left", va="baseline", color=_look.TANGENT, zorder=4,
-                                             clip_on=True, visible=False, **TEXT)
-        return self._tangents[j]
-
-    def _tangent_apart(self, j: int, val, x: float):
-        """Forward mode: the ``ẋ …`` part of a one-line value in the tangent's colour, as the browser's
-        player and the graph write it (one more text, placed right after the value's own part)."""
-        text = val.get_text()
-        value, mark, tangent = text.partition(TANGENT_MARK)
-        if not mark or "\n" in text:
-            val.set(ha="center", x=x)
-            if j in self._tangents:
-                self._tangents[j].set_visible(False)
-            return
-        tan = self.tangent_text(j)
-        prop = val.get_fontproperties()
-
-        def width(s):
-            return self._renderer.get_text_width_height_descent(s, prop, ismath=False)[0] / self.ppu
-
-        head = value + TANGENT_MARK[:2]
-        left = x - width(text) / 2
-        val.set(text=value, ha="left", x=left)
-        odd = shows_nonfinite(tangent)  # NaN and inf in their own look, as the value's
-        tan.set(text=mark.lstrip() + tangent, x=left + width(head), y=val.get_position()[1],
-                color=_look.NONFINITE_TEXT if odd else _look.TANGENT, fontweight="bold" if odd else "normal",
-                fontsize=val.get_fontsize(), alpha=val.get_alpha(), visible=val.get_visible())
 
     def _pitch(self, t) -> float:
         """Pixels from one line to the next of ``t``'s font at line spacing 1 (measured: matplotlib

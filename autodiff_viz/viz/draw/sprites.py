@@ -22,6 +22,7 @@ import numpy as np
 
 from ..model.forward import TANGENT_MARK
 from . import panel as P
+from . import tangent_part as _tangent
 
 SPRITES, BASES = 1500, 6  # pictures kept for reuse (each sprite is a few tens of kB, each base a frame)
 
@@ -125,7 +126,7 @@ class Compositor:
         nd, box, lab, val_t, grad_t, badge, bt = fr.nodes[j]
         out = [(("box", j, face, edge, width, style, alpha), [box], 1.0), (("lab", j), [lab], alpha)]
         if val:
-            tangent = [fr.tangent_text(j)] if TANGENT_MARK in val else []  # forward mode's ẋ, in its colour
+            tangent = [_tangent.text_of(fr, j)] if TANGENT_MARK in val else []  # forward mode's ẋ, in its colour
             out.append((("val", j, val), [val_t, *tangent], alpha))
         if grad:
             out.append((("grad", j, grad), [grad_t], alpha))

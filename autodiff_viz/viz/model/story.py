@@ -30,7 +30,6 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 """
 from __future__ import annotations
 
-import math
 
 
 from ... import events as ev
@@ -42,6 +41,7 @@ from . import window as _window
 from .rule_text import rule_lines
 from .story_rows import RowBook
 from . import nonfinite as _nonfinite
+from . import story_boxes as _boxes
 from . import story_fold as _fold
 from ..text.numbers import DIGITS, FULL_ITEMS, fmt_box, fmt_value, scalar
 
@@ -93,7 +93,7 @@ class _Board:
             d["grads"].extend([k, text] for k, text in self.carry.items() if k not in set_now)
         self.carry, self.settle = self.settle, {}
         entry = {"phase": phase, "title": title, "node": node, "recv": list(recv), "edges": list(edges),
-                 "lines": list(lines), "numbers": _json_numbers(numbers or {})}
+                 "lines": list(lines), "numbers": _boxes.json_numbers(numbers or {})}
         for key in ("alive", "vals", "grads", "order", "panel", "trace"):
             if d[key]:
                 entry[key] = d[key]
@@ -384,7 +384,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             board.step("update", f"{name} updated ({e.how})", node=gid[n.id] if n is not None else None,
                        lines=[f"{name} ← {text(e.value)}",
                               "State changes are not recorded: the next step starts a new tape."])
-    rows = _rows(board.steps, len(nodes))
+    rows = _boxes.rows(board.steps, len(nodes))
     return {
         "title": title or "Automatic differentiation, step by step",
         "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
@@ -399,55 +399,6 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                   for k, e in enumerate(model.edges)],
         "steps": board.steps,
     }
-
-
-def _json_numbers(numbers: dict) -> dict:
-    """A step's numbers with NaN and inf as ``None`` (not a number a plot can use; JSON has no NaN, and the
-    HTML player's data is JSON): the step's words still say nan or inf."""
-    def clean(v):
-        if isinstance(v, float):
-            return v if math.isfinite(v) else None
-        if isinstance(v, list):
-            return [clean(x) for x in v]
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        return v
-    return clean(numbers)
-
-
-BOX_CHARS = 13  # characters of a value line the narrowest player box holds (draw.layout's NODE_W)
-
-
-def _rows(steps, n: int) -> list:
-    """Per node: ``[value lines, gradient lines, widest line]`` over every step (how large its box is).
-
-    A one-step ``+= c → total`` line too long for its box (even at the renderers' 80%) is written on
-    two lines, ``+= c`` over ``→ total``, and the box made tall and wide enough for them: a sum is never cut.
-    """
-    rows = [[1, 1, 0] for _ in range(n)]
-    sums = []  # (step's grads list, index) of the one-line "+=" texts, fitted once the boxes are known
-    for st in steps:
-        for col, key in enumerate(("vals", "grads")):
-            for i, (k, text) in enumerate(st.get(key, ())):
-                parts = text.split("\n")
-                r = rows[k]
-                r[col] = max(r[col], len(parts))
-                if len(parts) == 1 and text.startswith("+= "):
-                    sums.append((st[key], i))
-                    continue
-                # a value in words widens the box to 80% of its length (the renderers shrink text to 80%
-                # before cutting it)
-                r[2] = max(r[2], max((len(p) if len(parts) > 1 or " values, mean " not in p else int(0.8 * len(p) + 1)
-                                      for p in parts), default=0))
-    for grads, i in sums:
-        k, text = grads[i]
-        r = rows[k]
-        if 0.8 * len(text) > max(r[2], BOX_CHARS):
-            term, _, total = text.partition(" → ")
-            grads[i] = [k, f"{term}\n→ {total}"]
-            r[1] = max(r[1], 2)
-            r[2] = max(r[2], int(0.8 * max(len(term), len(total) + 2) + 1))
-    return rows
 
 
 def _following(events, i, tape, node):
