@@ -84,3 +84,23 @@ def test_bad_arguments_are_named():
         ad.viz.gradient_norms(model, grads[:-1])
     with pytest.raises(TypeError, match="gradient_norms: .*trainable_variables is missing.*got int"):
         ad.viz.gradient_norms(3, grads)
+
+
+def test_gradient_variable_pairs_are_refused_not_stacked_into_a_wrong_norm():
+    model, grads = _chain()
+    with pytest.raises(ValueError, match=r"grads\[0\] is a tuple of 2.*not \(gradient, variable\) pairs"):
+        ad.viz.gradient_norms(model, list(zip(grads, model.trainable_variables)))
+
+
+def test_the_plot_title_fits_its_figure():
+    import matplotlib.pyplot as plt
+
+    model, grads = _chain()
+    fig = ad.viz.plot_gradient_norms(model, grads)
+    title = fig.axes[0].title
+    norms = _by_hand()
+    assert title.get_text().splitlines()[1] == f"the first is {norms[0] / norms[-1]:.2g} × the last"
+    fig.canvas.draw()
+    box = title.get_window_extent(fig.canvas.get_renderer())
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.width  # not cut at the figure's edge
+    plt.close(fig)

@@ -207,6 +207,10 @@ def test_plot_derivatives_logy_plots_sizes_on_a_log_axis():
         slope, a = slope * s * (1.0 - s), s
     np.testing.assert_allclose(lines["|f'(x)|"].get_ydata(), slope, rtol=1e-5)
     assert slope.max() < 1e-3        # a flat line at 0 on a linear axis
+    fig.canvas.draw()  # the title says so, and fits the figure (one line ran off both edges)
+    assert ax.title.get_text().endswith("\n(sizes on a log scale)")
+    box = ax.title.get_window_extent(fig.canvas.get_renderer())
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.width
     plt.close(fig)
     with pytest.raises(TypeError, match="plot_derivatives: logy must be True or False"):
         ad.viz.plot_derivatives(f, xs, logy="yes")

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import events as ev
 from . import _graph
+from . import explain_mode as _mode
 from . import explain_value as _why
 from .model import build as _build
 from .model import graph as M
@@ -32,11 +33,13 @@ from .text.words import tape_name
 
 REASONS = ("connected", "python_number", "not_watched", "not_trainable", "not_read", "integer_dtype",
            "other_tape", "left_numpy", "stop_recording", "stop_gradient", "state", "not_on_tape",
-           "not_connected", "spent", "not_finite", "zero", "tiny", "detour", "sums")
+           "not_connected", "spent", "not_finite", "zero", "tiny", "detour", "sums", "nothing_recorded",
+           "forward_mode")
 # What a mark means in the legend, where it does not mean that the path breaks.
 _MARK_LEGEND = {"connected": "a part that passes no gradient back", "zero": "where the gradient becomes 0",
                 "tiny": "where the gradient shrinks", "detour": "a copy the tape cannot follow", "spent": "asked of a spent tape",
-                "sums": "a target that is summed", "not_finite": "where the gradient path breaks"}
+                "sums": "a target that is summed", "not_finite": "where the gradient path breaks",
+                "forward_mode": "where the first NaN/inf appeared"}
 
 
 @dataclass
@@ -226,7 +229,8 @@ class _Diagnosis:
 
     # -- the questions, in order ----------------------------------------------------------------------
     def run(self):
-        for ask in (self.ask_number, self.ask_watched, self.ask_dtype, self.ask_target_here, self.ask_connected):
+        for ask in (self.ask_number, lambda: _mode.nothing_recorded(self), lambda: _mode.forward_only(self),
+                    self.ask_watched, self.ask_dtype, self.ask_target_here, self.ask_connected):
             answer = ask()
             if answer is not None:
                 return answer

@@ -110,7 +110,8 @@ def label(w, n: M.Node) -> str:
         rows.append(_block("= ", value_lines(w, n.value), None if finite(n.value) else NONFINITE))
     if w.values and n.tangent is not None and n.kind not in (M.NUMPY,):  # forward mode: ẋ under the value
         w.present.add("tangent")
-        rows.append(_block("ẋ ", value_lines(w, n.tangent), DIM if dim else _look.TANGENT))
+        rows.append(_block("ẋ ", value_lines(w, n.tangent), DIM if dim else _look.TANGENT if finite(n.tangent)
+                           else NONFINITE))
     color = DIM if dim else NONFINITE if n.nonfinite and not n.broken else VERMILLION
     for key, g in n.grads.items():
         who = f" {w.call_tag(key)}" if w.many_grads else ""

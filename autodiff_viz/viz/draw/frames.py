@@ -37,6 +37,7 @@ from ..model import story as _story
 from . import look as _look
 from . import key as K
 from . import panel as P
+from . import tangent_part as _tangent
 from .camera import plan_cameras
 from .layout import LINE_H
 from .sprites import Compositor
@@ -233,7 +234,7 @@ class FrameRenderer:
             self.edges.append((line, head))
             self.hot_edges.append((hot, hot_head))
         self._edge_rects = np.array(rects, float).reshape(-1, 4)
-        self.nodes, self._rects, self._box_px, self._fitted = [], [], [], {}
+        self.nodes, self._rects, self._box_px, self._fitted, self._tangents = [], [], [], {}, {}
         for nd in self.data["nodes"]:
             p = L["nodes"][nd["id"]]
             x0, y0 = p["x"] - p["w"] / 2, p["y"] - p["h"] / 2
@@ -370,7 +371,7 @@ class FrameRenderer:
             t.set_visible(True)
         box.set_visible(True)
         width = self._box_px[j]
-        odd = shows_nonfinite(val_text), shows_nonfinite(grad_text)  # NaN and inf in their own look
+        odd = shows_nonfinite(_tangent.value_part(val_text)), shows_nonfinite(grad_text)  # NaN, inf: their look
         val.set(color=_look.NONFINITE_TEXT if odd[0] else INK, fontweight="bold" if odd[0] else "normal")
         grad.set_color(_look.NONFINITE_TEXT if odd[1] else _look.GRADIENT)
         p = self.data["layout"]["nodes"][self.nodes[j][0]["id"]]
@@ -379,6 +380,7 @@ class FrameRenderer:
             self._fit_value(t, text, 14 * self.k, width)
             # a baseline-anchored text grows upwards from its last line: anchor that line
             t.set_y(top + y + LINE_H * text.count("\n"))
+        _tangent.place(self, j, val, p["x"])
         bt.set_text(order)
         badge.set_visible(bool(order))
         bt.set_visible(bool(order))

@@ -56,17 +56,17 @@ def entries(w, compact: bool = False) -> list:
     grad = f'<font color="{_look.GRADIENT}">'
     if "grad" in present:
         text = f"in a box: the gradient of {of} with respect to that tensor" + _here(*box_example(w))
-        out.append((f"{grad}∂</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ {text}", True))
+        out.append((f"{grad}∂</font>{NBSP}{_wrapped(text)}", f"∂ {text}", True))
     if _jacobian(w) and ("grad" in present or w.edge_labels):
         text = JACOBIAN_ROWS.format(of=of)
-        out.append((f"{grad}∂ [[…], […]]</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ [[…], […]] {text}", True))
+        out.append((f"{grad}∂ [[…], […]]</font>{NBSP}{_wrapped(text)}", f"∂ [[…], […]] {text}", True))
     if w.edge_labels:
         text = ("on an arrow: the gradient the backward pass sent back along it"
                 + _here(w.edge_example if len(w.edge_example) <= EXAMPLE_CHARS else ""))
-        out.append((f"{grad}∂</font>{NBSP}{esc(text, L.TITLE_LIMIT)}", f"∂ {text}", True))
+        out.append((f"{grad}∂</font>{NBSP}{_wrapped(text)}", f"∂ {text}", True))
     if w.weights:
         text = _weight.legend_text([v for k, v in enumerate(w.sizes) if k in w.weights], w.digits)
-        out.append((esc(text, L.TITLE_LIMIT), text, True))
+        out.append((_wrapped(text), text, True))
     seeds = sorted({n.seed_of for n in w.m.nodes if n.seed_of is not None}) if "seed" in present else []
     for t in seeds:
         t = L.shorten(L.clean(t), 24)
@@ -119,6 +119,11 @@ def compact_entries(w) -> list:
             text = esc(word, L.TITLE_LIMIT, "end")
             out.append((swatch(LOOKS[key], text), text, False))
     return out
+
+
+def _wrapped(text: str) -> str:
+    """A sentence across the legend, on more lines where long (never cut in its middle)."""
+    return L.for_dot_html(text, L.TITLE_LIMIT, max_lines=3, wrap=True, where="end", br='<br align="left"/>')
 
 
 # What a box or arrow shows after jacobian()/batch_jacobian(): one backward pass per element of the target.
@@ -195,6 +200,6 @@ def rows(entries, cols, spacer: int = 0) -> list:
     wide = [cell for cell, _, w in entries if w]
     end = f'<td width="{spacer}"></td>' if spacer else ""
     rows = ["<tr>" + "".join(boxes[i:i + cols]) + end + "</tr>" for i in range(0, len(boxes), cols)]
-    rows += [f'<tr><td align="left" colspan="{cols + bool(spacer)}"><font point-size="10">{cell}</font></td></tr>'
+    rows += [f'<tr><td align="left" balign="left" colspan="{cols + bool(spacer)}"><font point-size="10">{cell}</font></td></tr>'
              for cell in wide]
     return rows

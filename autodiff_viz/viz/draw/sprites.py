@@ -20,7 +20,9 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..model.forward import TANGENT_MARK
 from . import panel as P
+from . import tangent_part as _tangent
 
 SPRITES, BASES = 1500, 6  # pictures kept for reuse (each sprite is a few tens of kB, each base a frame)
 
@@ -47,6 +49,7 @@ class Compositor:
         fr = self.fr
         for _, box, lab, val, grad, badge, bt in fr.nodes:
             yield from (box, lab, val, grad, badge, bt)
+        yield from fr._tangents.values()
         for line, head in fr.hot_edges:
             yield line
             if head is not None:
@@ -123,7 +126,8 @@ class Compositor:
         nd, box, lab, val_t, grad_t, badge, bt = fr.nodes[j]
         out = [(("box", j, face, edge, width, style, alpha), [box], 1.0), (("lab", j), [lab], alpha)]
         if val:
-            out.append((("val", j, val), [val_t], alpha))
+            tangent = [_tangent.text_of(fr, j)] if TANGENT_MARK in val else []  # forward mode's ẋ, in its colour
+            out.append((("val", j, val), [val_t, *tangent], alpha))
         if grad:
             out.append((("grad", j, grad), [grad_t], alpha))
         if order:
@@ -163,7 +167,8 @@ class Compositor:
             cols = (gx + math.floor(2 * x0 - x1) - at[0], gx + math.ceil(2 * x1 - x0) - at[0])
             for key, artists, _ in layers:
                 if key[0] in ("lab", "val", "grad"):
-                    artists[0].set_alpha(1.0)
+                    for a in artists:
+                        a.set_alpha(1.0)
                 for a in artists:
                     a.draw(renderer)
                 rgba, c, r = self._cut(buf, *rows, *cols)

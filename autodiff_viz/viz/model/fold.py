@@ -63,6 +63,7 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
     Edges through a box merge (``Edge.count``).  Linear in the size of the graph."""
     boxes: dict[tuple, Node] = {}
     members: dict[int, list] = {}   # box id -> ids of the ops it folds
+    folds: dict[int, list] = {}     # box id -> their outputs' tensor ids (a tuple grown op by op is quadratic)
     owner: dict[int, int] = {}
     new_nodes = []
     any_dimmed = any(n.dimmed for n in model.nodes)
@@ -75,7 +76,7 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         box = boxes.get(key)
         if box is None:
             box = boxes[key] = found[1]()
-            members[box.id] = []
+            members[box.id], folds[box.id] = [], list(box.folds)
             new_nodes.append(box)
         owner[n.id] = box.id
         box.on_path = box.on_path or n.on_path
@@ -84,7 +85,7 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         if n.kind not in (OP, SKIPPED, NUMPY):
             continue
         members[box.id].append(n.id)
-        box.folds = box.folds + (n._raw,)
+        folds[box.id].append(n._raw)
         if (n.op or n.label) not in box.op_types:  # the op's type, also where the user named its output
             box.op_types = box.op_types + (n.op or n.label,)
         box.tapes = tuple(dict.fromkeys(box.tapes + n.tapes))
@@ -92,7 +93,7 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         if n.grads:
             box.grads = dict(n.grads)
     for box in boxes.values():
-        box.members = tuple(members[box.id])
+        box.members, box.folds = tuple(members[box.id]), tuple(folds[box.id])
         box.dimmed = not box.on_path and box.role is None and any_dimmed and \
             all(model.nodes[m].dimmed for m in box.members if m < len(model.nodes))
     merged: dict[tuple, Edge] = {}

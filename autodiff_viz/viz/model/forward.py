@@ -59,9 +59,13 @@ def tangent_lines(op, t, label_of) -> list:
     if t.tangent is None:
         lines.append("no tangent: the output is not a floating-point value, or the op has no derivative")
         return lines
-    parts = [f"{W.partial_name(expr, op.op_type, i)} · {dotted(W.slot(i))}" for i in followed]
+    # a formula in words ("conv2d(x, W): each output Σ patch · W") is not written inside ∂(…)
+    parts = [f"{W.partial_name(expr, op.op_type, i) if ': ' not in (expr or '') else '∂y/∂' + W.slot(i)} · "
+             f"{dotted(W.slot(i))}" for i in followed]
     lines.append("ẏ = " + " + ".join(parts))
-    if op.partials and all(i < len(op.partials) and op.partials[i] for i in followed):
+    # a rule written as the backward pass computes it ("… ⊗ upstream") is no partial to multiply by a tangent
+    if op.partials and all(i < len(op.partials) and op.partials[i] and "upstream" not in op.partials[i]
+                           for i in followed):
         lines.append("  = " + " + ".join(f"{_paren(op.partials[i])} · {dotted(W.slot(i))}" for i in followed))
     numbers = []
     for i in followed:
@@ -110,9 +114,12 @@ def _factor(x: float) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+TANGENT_MARK = "  ẋ "  # between a box's value and its tangent; renderers colour what follows it
+
+
 def with_tangent(value: str, t, text) -> str:
     """A box's value text, with its tangent beside it in forward mode: ``4.0  ẋ 4.0``."""
-    return f"{value}  ẋ {text(t.tangent)}" if t is not None and t.tangent is not None else value
+    return f"{value}{TANGENT_MARK}{text(t.tangent)}" if t is not None and t.tangent is not None else value
 
 
 def is_forward(model, raw) -> bool:

@@ -31,6 +31,7 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 from __future__ import annotations
 
 
+
 from ... import events as ev
 from ..text import labels as L
 from ..text import words as W
@@ -40,6 +41,7 @@ from . import window as _window
 from .rule_text import rule_lines
 from .story_rows import RowBook
 from . import nonfinite as _nonfinite
+from . import story_boxes as _boxes
 from . import story_fold as _fold
 from ..text.numbers import DIGITS, FULL_ITEMS, fmt_box, fmt_value, scalar
 
@@ -91,7 +93,7 @@ class _Board:
             d["grads"].extend([k, text] for k, text in self.carry.items() if k not in set_now)
         self.carry, self.settle = self.settle, {}
         entry = {"phase": phase, "title": title, "node": node, "recv": list(recv), "edges": list(edges),
-                 "lines": list(lines), "numbers": numbers or {}}
+                 "lines": list(lines), "numbers": _boxes.json_numbers(numbers or {})}
         for key in ("alive", "vals", "grads", "order", "panel", "trace"):
             if d[key]:
                 entry[key] = d[key]
@@ -160,6 +162,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             if book is not None:
                 book.seen(a.tensor, a.total)
             n = by_raw.get(a.tensor)
+            if n is not None and n.kind == M.SCOPE and a.tensor != n.folds[-1]:
+                continue  # a gradient between a folded box's own ops: not the box's (its sum would be false)
             if n is not None:
                 yield n, a, _panel_row(board, panel, n, shown[n.id], a)
 
@@ -280,7 +284,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             lines = [f"{tape_name(e.tape)}.{e.method}(target, sources): the backward pass starts.",
                      "The tape runs its records in reverse: a node's rule runs only after every",
                      "path from the target has delivered its contribution (reverse topological order)."]
-            book = RowBook.of(e, label_of)
+            book = RowBook.of(e, label_of, digits, max_items)
             if book is not None:
                 lines[0] = (f"{tape_name(e.tape)}.{e.method}(target, sources): one backward pass per element of "
                             "the target, each giving one row of the Jacobian.")
@@ -380,7 +384,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             board.step("update", f"{name} updated ({e.how})", node=gid[n.id] if n is not None else None,
                        lines=[f"{name} ← {text(e.value)}",
                               "State changes are not recorded: the next step starts a new tape."])
-    rows = _rows(board.steps, len(nodes))
+    rows = _boxes.rows(board.steps, len(nodes))
     return {
         "title": title or "Automatic differentiation, step by step",
         "nodes": [{"id": gid[n.id], "kind": _kind(n), "label": shown[n.id], "role": _role(n, targets, sources),
@@ -395,22 +399,6 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                   for k, e in enumerate(model.edges)],
         "steps": board.steps,
     }
-
-
-def _rows(steps, n: int) -> list:
-    """Per node: ``[value lines, gradient lines, widest line]`` over every step (how large its box is)."""
-    rows = [[1, 1, 0] for _ in range(n)]
-    for st in steps:
-        for col, key in enumerate(("vals", "grads")):
-            for k, text in st.get(key, ()):
-                parts = text.split("\n")
-                r = rows[k]
-                r[col] = max(r[col], len(parts))
-                # a one-step "+= c → total" line is squeezed to the box, not widened for; a value in
-                # words widens it to 80% of its length (the renderers shrink text to 80% before cutting it)
-                r[2] = max(r[2], max((len(p) if len(parts) > 1 or " values, mean " not in p else int(0.8 * len(p) + 1)
-                                      for p in parts if len(parts) > 1 or not p.startswith("+= ")), default=0))
-    return rows
 
 
 def _following(events, i, tape, node):

@@ -29,7 +29,7 @@ def run_continues(events, i: int, box, inside: dict) -> bool:
             continue
         if e.kind == "backward_step":
             return inside.get(e.output) is box
-        if e.kind in ("gradient_end", "gradient_begin"):
+        if e.kind in ("gradient_end", "gradient_begin", "gradient_row"):  # a Jacobian's next row: a new pass
             return False
     return False
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import events as ev
-from ..text.numbers import fmt_value
+from ..text.numbers import fmt_full, fmt_value
 
 MAX_ROWS_LISTED = 6  # rows listed under the panel; more are counted
+ROW_CHARS = 48       # a row's values in full up to this length (a sentence's limit is 32: rows have a line each)
 
 
 class RowBook:
@@ -31,8 +32,10 @@ class RowBook:
     ``sources``: event tensor id -> label, in the call's order.
     """
 
-    def __init__(self, target: str, sources: dict, method: str, row_shape: tuple):
+    def __init__(self, target: str, sources: dict, method: str, row_shape: tuple, digits: int = 4,
+                 max_items: int = 4):
         self.target, self.sources, self.method = target, dict(sources), method
+        self.digits, self.max_items = digits, max_items  # the storyboard's value rules
         self.row, self.rows, self.index = 0, 0, ()
         self.call = 0                      # the call's number on its tape (T1#2: 2)
         self.row_shape = tuple(row_shape)  # the target's shape (one example's, for batch_jacobian)
@@ -40,13 +43,14 @@ class RowBook:
         self.now: dict = {}           # source id -> its total so far in the pass under way
 
     @classmethod
-    def of(cls, e: ev.GradientBegin, label_of) -> RowBook | None:
-        """The book of a ``jacobian``/``batch_jacobian`` call (``None`` for ``gradient``); ``label_of``: tensor id -> label."""
+    def of(cls, e: ev.GradientBegin, label_of, digits: int = 4, max_items: int = 4) -> RowBook | None:
+        """The book of a ``jacobian``/``batch_jacobian`` call (``None`` for ``gradient``); ``label_of``: tensor id -> label;
+        ``digits`` and ``max_items`` as the storyboard's."""
         if e.method == "gradient":
             return None
         shape = tuple(e.target_values[0].shape) if e.target_values and e.target_values[0] else ()
         book = cls(label_of(e.targets[0]) if e.targets else "target", {s: label_of(s) for s in e.sources}, e.method,
-                   shape[1:] if e.method == "batch_jacobian" else shape)
+                   shape[1:] if e.method == "batch_jacobian" else shape, digits, max_items)
         book.call = e.call
         return book
 
@@ -83,6 +87,14 @@ class RowBook:
                 f"The seed is 1 at {one} and 0 elsewhere, so each source receives ∂{one}/∂source,",
                 "and every sum in this pass adds only this pass's contributions."]
 
+    def row_text(self, s: ev.Summary) -> str:
+        """One row's values: in full with the storyboard's digits where they fit a line, else in words."""
+        if s.complete and s.size <= self.max_items:
+            full = fmt_full(s, self.digits)
+            if len(full) <= ROW_CHARS:
+                return full
+        return fmt_value(s, self.digits, self.max_items)
+
     def matrix(self) -> list:
         """The Jacobian so far, row by row, per source: what the panel lists under the table."""
         out = []
@@ -98,7 +110,7 @@ class RowBook:
                 head = f"  row {r}, ∂{self.element(index)}/∂{name}"
                 if r <= len(self.done):
                     got = self.done[r - 1].get(sid)
-                    out.append(f"{head} = {fmt_value(got) if got is not None else '0 (not reached)'}")
+                    out.append(f"{head} = {self.row_text(got) if got is not None else '0 (not reached)'}")
                 else:
                     out.append(f"{head} = …")
         return out

@@ -38,6 +38,11 @@ def gradient_norms(model, grads) -> list:
         raise ValueError(f"gradient_norms: grads must be the list tape.gradient(loss, model.trainable_variables) "
                          f"returned: {len(variables)} gradients for the model's {len(variables)} variables, got "
                          f"{'a ' + type(grads).__name__ if grads is None else len(grads)}")
+    for k, g in enumerate(grads):  # a (gradient, variable) pair would be stacked into one array: a wrong norm
+        if isinstance(g, (tuple, list)):
+            raise ValueError(f"gradient_norms: grads[{k}] is a {type(g).__name__} of {len(g)}, not a gradient: pass "
+                             "the list tape.gradient(loss, model.trainable_variables) returned, not (gradient, "
+                             "variable) pairs")
     by_variable = {id(v): g for v, g in zip(variables, grads)}
     layers = getattr(model, "layers", None)
     if not layers:
@@ -88,7 +93,8 @@ def plot_gradient_norms(model, grads, ax=None, title=None):
                   fontsize=11, **L.MPL_TEXT)
     ax.set_ylabel("‖gradient‖ (log scale)", fontsize=12)
     finite = [n for n in sizes if n is not None and n > 0]
-    ratio = f": the first is {fmt_number(finite[0] / finite[-1], 2)} × the last" if len(finite) > 1 else ""
+    # on a second line: one line is wider than a figure of a few bars
+    ratio = f"\nthe first is {fmt_number(finite[0] / finite[-1], 2)} × the last" if len(finite) > 1 else ""
     ax.set_title(L.for_mpl(title, L.TITLE_LIMIT, "end") if title else f"Gradient size per layer, input side first{ratio}",
                  fontsize=13, **L.MPL_TEXT)
     ax.grid(alpha=0.3, axis="y")

@@ -139,7 +139,7 @@ def plot_derivatives(f, x=(-3.0, 3.0), order: int = 1, ax=None, title=None, logy
     # A title is shown as typed (never parsed as mathtext): a "$" in it cannot make drawing fail.
     ax.set_title(L.for_mpl(title, L.TITLE_LIMIT, "end") if title
                  else f"f and its derivatives up to order {order} (nested GradientTapes)"
-                 + (", sizes on a log scale" if logy else ""), fontsize=14, **L.MPL_TEXT)
+                 + ("\n(sizes on a log scale)" if logy else ""), fontsize=14, **L.MPL_TEXT)
     ax.tick_params(labelsize=12)
     if ax is fig.axes[0] and len(fig.axes) == 1:  # our own figure: the legend beside the axes, never on a curve
         ax.legend(fontsize=13, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))

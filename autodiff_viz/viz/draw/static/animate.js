@@ -39,10 +39,21 @@ function Replay(steps, n) {
 // NaN and inf in a value: drawn in their own look (look.css_rules: .adv-nonfinite-text), as the graph does.
 const NONFINITE = /(^|[^a-z])(nan|-?inf)([^a-z]|$)/;
 
+// A value's text; forward mode's "  ẋ …" after it in a tspan of the tangent's colour.
+const TANGENT_MARK = "  ẋ ";
+function setTangentText(t, text) {
+  const cut = text.indexOf(TANGENT_MARK);
+  if (cut < 0) { t.textContent = text; return; }
+  const tangent = document.createElementNS("http://www.w3.org/2000/svg", "tspan");
+  tangent.setAttribute("class", NONFINITE.test(text.slice(cut)) ? "adv-tangent-part adv-nonfinite-text" : "adv-tangent-part");
+  tangent.textContent = text.slice(cut);
+  t.replaceChildren(text.slice(0, cut), tangent);
+}
+
 function setFitted(t, text, room) {
   if (t.textContent === text) return;
-  t.textContent = text;
-  t.classList.toggle("adv-nonfinite-text", NONFINITE.test(text));
+  setTangentText(t, text);
+  t.classList.toggle("adv-nonfinite-text", NONFINITE.test(text.split(TANGENT_MARK)[0]));  // (the tangent: its tspan)
   t.removeAttribute("textLength");
   t.removeAttribute("lengthAdjust");
   if (text.length > 14 && t.getComputedTextLength() > room) {
@@ -67,7 +78,7 @@ function setLines(t, prefix, text, room, line) {
     const span = document.createElementNS("http://www.w3.org/2000/svg", "tspan");
     span.setAttribute("x", x);
     span.setAttribute("dy", i ? line : 0);
-    span.textContent = i ? "\u2007\u2007" + p.replace(/^ /, "\u00a0") : prefix + p;
+    setTangentText(span, i ? "\u2007\u2007" + p.replace(/^ /, "\u00a0") : prefix + p);
     return span;
   }));
   // the block centred in the box, its lines starting at one left edge (a matrix's columns line up)
