@@ -16,6 +16,7 @@ marks the node where the path breaks.
 from __future__ import annotations
 
 import numbers
+import textwrap
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -123,17 +124,9 @@ def _is_tensor(x) -> bool:
 
 
 def _wrap(sentences, width=70):
-    lines = []
-    for s in sentences:
-        line = ""
-        for word in s.split():
-            if len(line) + len(word) + 1 > width:
-                lines.append(line)
-                line = word
-            else:
-                line = f"{line} {word}" if line else word
-        lines.append(line)
-    return lines
+    """Each sentence on lines of at most ``width`` characters (a long word is never split)."""
+    return [line for s in sentences
+            for line in textwrap.wrap(s, width, break_long_words=False, break_on_hyphens=False) or [""]]
 
 
 def _plural(n, word):
