@@ -177,9 +177,7 @@ class _Builder:
         events = self.events
         # First pass: what is watched, and variable names (a watch may come after the first use).
         for e in events:
-            if isinstance(e, ev.ForwardBegin):
-                self.forward.add(e.tape)
-            elif isinstance(e, ev.Watch) and self.keep(e):
+            if isinstance(e, ev.Watch) and self.keep(e):
                 prev = self.watch.get(e.tensor)
                 if prev is None or (prev.auto and not e.auto):
                     self.watch[e.tensor] = e
@@ -198,6 +196,8 @@ class _Builder:
                 self.names[e.variable] = e.name
             elif isinstance(e, ev.Accumulate) and e.node is None and e.seed is not None:
                 self.seeds[e.seed] = e.tensor
+            elif isinstance(e, ev.ForwardBegin):
+                self.forward.add(e.tape)
         for e in events:
             t = self.tape_index(e.tape)
             if isinstance(e, ev.TapeBegin):
@@ -238,12 +238,6 @@ class _Builder:
                     if value is not None:  # a jacobian's rows count the elements of this shape
                         shape = tuple(value.shape)
                         self.row_shapes[id(self.gradients[-1])] = shape[1:] if e.method == "batch_jacobian" else shape
-            elif isinstance(e, ev.GradientRow):
-                g = self.current_gradient(t)
-                if g is not None:
-                    g.rows = e.rows
-                    rows = self.rows.setdefault((t.index, g.call), _rows.Rows(e.rows, self.row_shapes.get(id(g), ())))
-                    rows.row = e.row
             elif isinstance(e, ev.BackwardStep):
                 g = self.current_gradient(t)
                 if e.node in self.windows and g is not None:
@@ -266,6 +260,12 @@ class _Builder:
                         rows.put(("node", node.id), rows.row, e.total)
                     else:
                         node.grads[(t.index, g.call)] = e.total
+            elif isinstance(e, ev.GradientRow):
+                g = self.current_gradient(t)
+                if g is not None:
+                    g.rows = e.rows
+                    rows = self.rows.setdefault((t.index, g.call), _rows.Rows(e.rows, self.row_shapes.get(id(g), ())))
+                    rows.row = e.row
             elif isinstance(e, ev.ForwardBegin):
                 t.forward = True
             elif isinstance(e, ev.Tangent):
@@ -382,11 +382,13 @@ def _distinct_labels(model: GraphModel, b: _Builder):
 def _distinct_variables(model: GraphModel, b: _Builder):
     """``dense/kernel``, ``output/kernel``: variables of one name told apart by the scope (the layer)
     of the op that first uses them, in every view."""
-    given = {n.id for n in model.nodes if n._raw in b.given}
     leaves: dict[str, int] = {}
     for n in model.nodes:
         if n.kind == VARIABLE:
             leaves[n.label] = leaves.get(n.label, 0) + 1
+    if all(count == 1 for count in leaves.values()):
+        return  # no two variables share a name (the walk of the edges below is for those that do)
+    given = {n.id for n in model.nodes if n._raw in b.given}
     used_in: dict[int, str] = {}  # node id -> the scope of its first consumer that has one
     for e in model.edges:
         if e.src not in used_in and model.nodes[e.dst].scope:

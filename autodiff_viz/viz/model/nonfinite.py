@@ -270,11 +270,15 @@ def origins(events) -> list:
             if not finite(e.value) and all(finite(v) for v in e.in_values):
                 out.append(Origin("forward", e.node, e.output, e.op_type, e.tape, _forward_cause(e)))
         elif e.kind == "backward_step":
+            # the sent gradients first: nearly every step sends finite ones, and then nothing else is read
+            bad = [i for i, g in enumerate(e.grads) if g is not None and not finite(g)]
+            if not bad:
+                continue
             op = ops.get(e.node)
             if op is None or not finite(e.upstream) or not all(finite(v) for v in op.in_values):
                 continue
-            for i, g in enumerate(e.grads):
-                if g is not None and not finite(g) and (e.node, i) not in seen:
+            for i in bad:
+                if (e.node, i) not in seen:
                     seen.add((e.node, i))
                     out.append(Origin("backward", e.node, e.output, e.op_type, e.tape,
                                       _backward_cause(op, e, i), i))
