@@ -390,7 +390,9 @@ def _scope_prefix() -> str:
 # Conversion
 # ---------------------------------------------------------------------------
 def _default_dtype(value):
-    """TF's rule: Python floats -> float32, ints -> int32, bools -> bool."""
+    """TF's rule: Python floats -> float32, ints -> int32, bools -> bool; a NumPy scalar keeps its dtype."""
+    if isinstance(value, _np.generic):  # np.float64 is also a Python float, but TF keeps float64
+        return None
     if isinstance(value, bool):
         return _np.bool_
     if isinstance(value, int):
@@ -480,7 +482,8 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None) -> Tensor:
     except (TypeError, ValueError) as e:
         raise type(e)(f"convert_to_tensor: cannot make a tensor of numbers from {value!r:.80}: {e}") from None
     arr = host if xp is _np else _backend.shim(xp).asarray(host, _backend.shim(xp).dtype(host.dtype))
-    if dtype is None and isinstance(value, (list, tuple, float)) and _dtypes.of_array(arr) is _dtypes.float64:
+    if (dtype is None and isinstance(value, (list, tuple, float)) and not isinstance(value, _np.generic)
+            and _dtypes.of_array(arr) is _dtypes.float64):
         arr = _backend.shim(xp).astype(arr, _dtypes.float32)
     return _wrap(arr)
 

@@ -139,3 +139,22 @@ def test_the_customization_basics_tutorials_numpy_cells():
     assert tensor.numpy().dtype == np.float64
     x = tf.linalg.matmul([[1]], [[2, 3]])
     assert x.shape == (1, 2) and x.dtype == tf.int32
+
+
+def test_a_numpy_scalar_keeps_its_dtype_as_in_tensorflow():
+    # tf.constant(np.float64(2.0)).dtype is float64 in TF 2.x: a NumPy scalar is not a Python float there,
+    # though np.float64 subclasses float; a Python float still gives float32, and an operand of a
+    # float32 tensor still follows that tensor.
+    assert tf.constant(np.float64(2.0)).dtype == tf.float64
+    assert tf.convert_to_tensor(np.float64(2.0)).dtype == tf.float64
+    assert tf.Variable(np.float64(1.5)).dtype == tf.float64
+    assert tf.constant(np.complex128(1j)).dtype == tf.complex128
+    assert tf.constant(2.0).dtype == tf.float32
+    assert tf.constant(np.float64(2.0), dtype=tf.float32).dtype == tf.float32
+    assert (tf.constant(1.0) * np.float64(2.0)).dtype == tf.float32
+    x = tf.constant(np.float64(3.0))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x * x
+    g = tape.gradient(y, x)
+    assert g.dtype == tf.float64 and float(g) == 27.0  # 3x² at 3, exactly, in float64
