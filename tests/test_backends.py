@@ -2,8 +2,8 @@
 
 ``array_api_strict`` stands in for CuPy on machines without a GPU: it rejects
 everything the standard does not define, so an engine path that quietly
-assumes NumPy fails here.  The CuPy tests at the end run only where CuPy
-imports (they are skipped, with the reason, elsewhere).
+assumes NumPy fails here.  The CuPy tests are in ``test_cupy.py`` (they must
+not be skipped with this module where ``array_api_strict`` is missing).
 """
 import sys
 
@@ -12,56 +12,11 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz import _backend
+from backend_cases import CASES, grads_on as _grads_on
 
 xps = pytest.importorskip("array_api_strict", reason="array_api_strict is part of the dev extra")
 
 STRICT = "array_api_strict"
-
-
-def _grads_on(backend, f, *values):
-    """Value and gradients of ``f`` at ``values`` (float64), computed on ``backend``, as host arrays."""
-    with ad.backend(backend):
-        xs = [ad.constant(np.asarray(v, dtype=np.float64)) for v in values]
-        with ad.GradientTape() as tape:
-            tape.watch(xs)
-            y = f(*xs)
-        grads = tape.gradient(y, xs)
-    return y.numpy(), [None if g is None else g.numpy() for g in grads]
-
-
-rng = np.random.default_rng(0)
-A = rng.normal(size=(3, 4))
-B = rng.normal(size=(4, 2))
-P = rng.uniform(0.5, 2.0, size=(3, 4))
-
-# (name, function, inputs): every kind of op the engine has, a few composed.
-CASES = [
-    ("sin_cos_tan", lambda x: ad.sin(x) * ad.cos(x) + ad.tan(x * 0.3), [A]),
-    ("exp_log_log1p", lambda x: ad.exp(x * 0.1) + ad.log(x) + ad.log1p(x), [P]),
-    ("sqrt_square_pow", lambda x: ad.sqrt(x) + ad.square(x) + x ** 3.0 + 2.0 ** x, [P]),
-    ("pow_both", lambda x, y: ad.pow(x, y), [P, P[::-1]]),
-    ("tanh_sigmoid_softplus_relu", lambda x: ad.tanh(x) + ad.sigmoid(x) + ad.nn.softplus(x) + ad.nn.relu(x), [A]),
-    ("abs_neg_sign", lambda x: ad.abs(x) - x + ad.sign(x) * x, [A]),
-    ("arith_broadcast", lambda x, y: (x - y) / (y * y + 1.0) + x * 2.0, [A, A[:1]]),
-    ("maximum_minimum", lambda x, y: ad.maximum(x, y) * ad.minimum(x, 0.0), [A, A[::-1]]),
-    ("squared_difference", lambda x, y: ad.squared_difference(x, y), [A, A * 0.5]),
-    ("reductions", lambda x: ad.reduce_sum(x, axis=0) + ad.reduce_mean(x, axis=0) + ad.reduce_max(x, axis=0)
-     + ad.reduce_min(x, axis=0) + ad.reduce_prod(x, axis=0), [P]),
-    ("reduce_keepdims", lambda x: x * ad.reduce_sum(x, axis=1, keepdims=True), [A]),
-    ("matmul", lambda a, b: ad.matmul(a, b), [A, B]),
-    ("matmul_transposed", lambda a, b: ad.matmul(a, b, transpose_a=True, transpose_b=True), [A.T, B.T]),
-    ("transpose_reshape", lambda x: ad.reshape(ad.transpose(x), (2, 6)) * 3.0, [A]),
-    ("squeeze_expand", lambda x: ad.squeeze(ad.expand_dims(x, 0)) * x, [A]),
-    ("concat_stack", lambda x, y: ad.concat([x, y], axis=0) * ad.reshape(ad.stack([x, y]), (6, 4)), [A, P]),
-    ("basic_slices", lambda x: x[1:, ::2] * x[0, 1] + ad.reduce_sum(x[..., -1:]) + x[-1, None, :2], [A]),
-    ("repeated_index", lambda x: x[[0, 0, 2]] * 2.0, [A]),
-    ("index_on_axis_1", lambda x: x[:, [3, 1, 3]], [A]),
-    ("where_clip", lambda x: ad.where(x > 0.0, x * x, -x) + ad.clip_by_value(x, -0.5, 0.5), [A]),
-    ("softmax_family", lambda x: ad.nn.softmax(x) * 2.0 + ad.nn.log_softmax(x), [A]),
-    ("cast", lambda x: ad.cast(ad.cast(x, ad.float32) * 2.0, ad.float64), [A]),
-    ("add_n_identity", lambda x: ad.add_n([x, ad.identity(x), x * x]), [A]),
-    ("clip_by_norm", lambda x: ad.clip_by_norm(x, 1.0), [A]),
-]
 
 
 @pytest.mark.parametrize("name,f,values", CASES, ids=[c[0] for c in CASES])
@@ -232,72 +187,6 @@ def test_dtype_shim_speaks_each_namespaces_dtypes():
     assert _backend.shim(xps).dtype("int64") == xps.int64
     assert _backend.shim(xps).dtype(np.float64) == xps.float64
     assert _backend.shim(xps).dtype(ad.bool) == xps.bool
-
-
-# -- CuPy (GPU machines only) ----------------------------------------------------
-def _cupy():
-    try:
-        import cupy
-        cupy.zeros(1)  # a CUDA device must be usable too
-    except Exception as e:  # noqa: BLE001  (ImportError, or CUDA errors on machines without a GPU)
-        pytest.skip(f"CuPy backend needs cupy and a CUDA GPU ({type(e).__name__}: {e})")
-    return cupy
-
-
-def test_cupy_tensors_live_on_the_gpu_and_numpy_returns_host_arrays():
-    cp = _cupy()
-    with ad.backend("cupy"):
-        t = ad.constant([1.0, 2.0]) * 3.0
-        v = ad.Variable(ad.random.normal((2, 2), seed=0))
-    assert isinstance(t._value, cp.ndarray) and isinstance(v._value, cp.ndarray)
-    assert type(t.numpy()) is np.ndarray and t.numpy().tolist() == [3.0, 6.0]
-    assert "ad.Tensor([3. 6.]" in str(t)
-
-
-@pytest.mark.parametrize("name,f,values", CASES, ids=[c[0] for c in CASES])
-def test_cupy_gives_numpy_values_and_gradients(name, f, values):
-    _cupy()
-    y_np, g_np = _grads_on("numpy", f, *values)
-    y_cp, g_cp = _grads_on("cupy", f, *values)
-    np.testing.assert_allclose(y_cp, y_np, rtol=1e-6, atol=1e-12)
-    for a, b in zip(g_cp, g_np):
-        assert isinstance(a, np.ndarray)
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-12)
-
-
-def test_cupy_mixed_with_numpy_is_an_error_not_a_copy():
-    _cupy()
-    with ad.backend("numpy"):
-        a = ad.constant([1.0, 2.0])
-    with ad.backend("cupy"):
-        b = ad.constant([3.0, 4.0])
-    with pytest.raises(ad.InvalidArgumentError, match="different backends"):
-        a * b
-
-
-def test_cupy_arrays_are_recognised_and_stay_on_the_gpu():
-    # CuPy arrays have no __array_namespace__: the backend must know them by type.
-    cp = _cupy()
-    a = cp.asarray([1.0, 2.0], dtype=cp.float32)
-    assert _backend.namespace_of(a) is cp and _backend.array_namespace(a) is cp
-    with ad.backend("numpy"):
-        t = ad.constant(a)
-        u = ad.convert_to_tensor(a, dtype=ad.float64)
-    assert isinstance(t._value, cp.ndarray) and t.dtype == ad.float32
-    assert isinstance(u._value, cp.ndarray) and u.dtype == ad.float64
-    c = t * 2.0 + 1  # outside a cupy block: the numbers follow t onto the GPU
-    assert isinstance(c._value, cp.ndarray) and c.numpy().tolist() == [3.0, 5.0]
-
-
-def test_cupy_keeps_the_sign_of_negative_zero():
-    cp = _cupy()
-    with ad.backend("cupy"):
-        z = ad.constant(-0.0)
-        f = ad.fill((3,), -0.0)
-        x = ad.constant([1.0, 2.0])
-    assert isinstance(z._value, cp.ndarray) and isinstance(f._value, cp.ndarray)
-    assert np.signbit(z.numpy()) and np.signbit(f.numpy()).all()
-    assert np.signbit((x * -0.0).numpy()).all()  # outside the block: the number joins x's backend
 
 
 # -- Python numbers as operands (converted once and reused on NumPy) --------------
