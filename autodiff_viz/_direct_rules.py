@@ -142,9 +142,12 @@ def _matmul(rec, g, reach):
     return ga, gb
 
 
-def unbroadcast_leading(g, extra: int):
-    """``g`` summed over its first ``extra`` axes (a bias's gradient), without a recorded op."""
-    return wrap(_SUM(_np, g._value, tuple(range(extra)), False))
+def unbroadcast_leading(gv, extra: int):
+    """A gradient's NumPy value ``gv`` summed over its first ``extra`` axes (a bias's gradient), without an op."""
+    return wrap(_SUM(_np, gv, _LEADING[extra] if extra < 4 else tuple(range(extra)), False))
+
+
+_LEADING = ((), (0,), (0, 1), (0, 1, 2))  # the first axes, as Sum's axis
 
 
 DIRECT = {PRIMITIVES[t].grad: rule for t, rule in (

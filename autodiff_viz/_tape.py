@@ -580,13 +580,14 @@ def _seed(grads, counts, tid, g, tape, emitting):
 
 def _unbroadcast(g, shape, op_type, untaped=False):
     """Sum a gradient over the axes its input was broadcast along (without an op while ``untaped``)."""
-    gshape = tuple(g._value.shape)
+    gv = g._value
+    gshape = tuple(gv.shape)
     extra = len(gshape) - len(shape)
     if extra < 0:
         raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
     if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
-        if untaped and _direct_rules.numpy_value(g._value):
-            return _direct_rules.unbroadcast_leading(g, extra)
+        if untaped and _backend._NUMPY_TYPES.get(type(gv)) is _np:  # (_direct_rules.numpy_value, without the call)
+            return _direct_rules.unbroadcast_leading(gv, extra)
         return _ops._sum(g, tuple(range(extra)))
     axes = broadcast_axes(tuple(shape), gshape)
     if axes is None:
