@@ -335,20 +335,18 @@ class GradientTape:
                 op._r = rec
                 op.inputs = saved or (None,) * len(in_ids)
                 op.outputs = (output,)
-            if op is None:
-                pass
-            elif rule is not_differentiable:
-                in_grads = (None,) * len(in_ids)
-            else:
-                try:
-                    in_grads = rule(op, g)
-                except (TypeError, AttributeError) as e:
-                    raise _rule_error(op, e) from e
-                if type(in_grads) is not tuple and type(in_grads) is not list:
-                    in_grads = (in_grads,)
-                if len(in_grads) != len(in_ids):
-                    raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients "
-                                     f"for {len(in_ids)} inputs")
+                if rule is not_differentiable:
+                    in_grads = (None,) * len(in_ids)
+                else:
+                    try:
+                        in_grads = rule(op, g)
+                    except (TypeError, AttributeError) as e:
+                        raise _rule_error(op, e) from e
+                    if type(in_grads) is not tuple and type(in_grads) is not list:
+                        in_grads = (in_grads,)
+                    if len(in_grads) != len(in_ids):
+                        raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients "
+                                         f"for {len(in_ids)} inputs")
             if emitting:
                 step += 1
                 n_in = len(in_ids)
@@ -361,7 +359,7 @@ class GradientTape:
                 tid = in_ids[i]
                 if tid not in reach:
                     continue
-                if not isinstance(gi, Tensor):
+                if op is not None and not isinstance(gi, Tensor):  # (a direct rule's are tensors)
                     gi = _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i])
                 if gi._value.shape != in_shapes[i]:
                     gi = _unbroadcast(gi, in_shapes[i], prim.type, untaped)
