@@ -29,6 +29,7 @@ from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  
 from ._dtypes import of_dtype
 from ._record import IN_IDS, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
 from ._shape import broadcast_axes
+from ._backend import _NUMPY_TYPES
 from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
@@ -306,7 +307,7 @@ class GradientTape:
         untaped = not ACTIVE[0]
         direct_rules = _direct_rules.DIRECT if untaped else _NO_RULES
         add = _add_direct if untaped else _add
-        numpy_types = _backend._NUMPY_TYPES
+        numpy_types = _NUMPY_TYPES
         new_op = object.__new__
         for k in range(n - 1, -1, -1):
             # The record's fields in the order _record declares them: one unpacking costs a third of
@@ -561,8 +562,8 @@ def _add(a, b):
 def _add_direct(a, b):
     """:func:`_add` while no tape records: NumPy values of one dtype are added without an op."""
     av, bv = a._value, b._value
-    if av.dtype is bv.dtype and _direct_rules.numpy_value(av):
-        return _direct_rules.wrap(av + bv)
+    if av.dtype is bv.dtype and _NUMPY_TYPES.get(type(av)) is _np:  # (_direct_rules.numpy_value, without the call)
+        return _t._wrap(av + bv)
     return _add(a, b)
 
 
@@ -584,7 +585,7 @@ def _unbroadcast(g, shape, op_type, untaped=False):
     if extra < 0:
         raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
     if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
-        if untaped and _backend._NUMPY_TYPES.get(type(gv)) is _np:  # (_direct_rules.numpy_value, without the call)
+        if untaped and _NUMPY_TYPES.get(type(gv)) is _np:  # (_direct_rules.numpy_value, without the call)
             return _direct_rules.unbroadcast_leading(gv, extra)
         return _ops._sum(g, tuple(range(extra)))
     axes = broadcast_axes(tuple(shape), gshape)
