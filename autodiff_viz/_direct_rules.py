@@ -11,9 +11,11 @@ the bits are those the op-built rule gives) and wrap only the results.
 
 ``DIRECT`` maps a primitive's gradient rule (the function object: a rule
 replaced with ``RegisterGradient`` finds nothing) to its direct version,
-``(saved, output, attrs, in_shapes, g) -> input gradients`` with the same
-``None``s, or ``None`` to leave the case to the rule: it reads the record's
-fields (see ``_record``) without an op view.  ``_tape._backward``
+``(record, g, reach) -> input gradients`` with the same ``None``s, or
+``None`` to leave the case to the rule: it reads the record's fields (see
+``_record``) without an op view.  ``reach`` holds the ids that need a
+gradient: an input outside it may get ``None`` instead (TF's
+``skip_input_indices``; the pass drops those gradients anyway).  ``_tape._backward``
 uses one only for NumPy upstream gradients (``numpy_value``).  State: none
 (a read-only table built at import).
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ._backend import _NUMPY_TYPES
+from ._record import ATTRS, IN_IDS, IN_SHAPES, INPUTS, OUTPUT
 from ._registry import PRIMITIVES
 from ._primitives import _count_of
 from ._tensor import _wrap as wrap  # (a new tensor holding a value: each rule's results)
@@ -48,54 +51,54 @@ def numpy_value(v) -> bool:
     return _NUMPY_TYPES.get(type(v)) is _np
 
 
-def _mul(saved, output, attrs, in_shapes, g):
-    x, y = saved
+def _mul(rec, g, reach):
+    x, y = rec[INPUTS]
     gv = g._value
     return (None if y is None else wrap(gv * y._value)), (None if x is None else wrap(gv * x._value))
 
 
-def _add(saved, output, attrs, in_shapes, g):  # (no op in the rule either: here it skips making the op view)
+def _add(rec, g, reach):  # (no op in the rule either: here it skips making the op view)
     return g, g
 
 
-def _pass_on(saved, output, attrs, in_shapes, g):
+def _pass_on(rec, g, reach):
     return (g,)
 
 
-def _sub(saved, output, attrs, in_shapes, g):
-    return g, wrap(-g._value)
+def _sub(rec, g, reach):
+    return g, (wrap(-g._value) if rec[IN_IDS][1] in reach else None)
 
 
-def _neg(saved, output, attrs, in_shapes, g):
+def _neg(rec, g, reach):
     return (wrap(-g._value),)
 
 
-def _sin(saved, output, attrs, in_shapes, g):
-    return (wrap(g._value * _np.cos(saved[0]._value)),)
+def _sin(rec, g, reach):
+    return (wrap(g._value * _np.cos(rec[INPUTS][0]._value)),)
 
 
-def _cos(saved, output, attrs, in_shapes, g):
-    return (wrap(-g._value * _np.sin(saved[0]._value)),)
+def _cos(rec, g, reach):
+    return (wrap(-g._value * _np.sin(rec[INPUTS][0]._value)),)
 
 
-def _tanh(saved, output, attrs, in_shapes, g):
-    return (wrap(_TANH_GRAD(_np, output._value, g._value)),)
+def _tanh(rec, g, reach):
+    return (wrap(_TANH_GRAD(_np, rec[OUTPUT]._value, g._value)),)
 
 
-def _sigmoid(saved, output, attrs, in_shapes, g):
-    return (wrap(_SIGMOID_GRAD(_np, output._value, g._value)),)
+def _sigmoid(rec, g, reach):
+    return (wrap(_SIGMOID_GRAD(_np, rec[OUTPUT]._value, g._value)),)
 
 
-def _square(saved, output, attrs, in_shapes, g):
-    x = saved[0]._value
+def _square(rec, g, reach):
+    x = rec[INPUTS][0]._value
     if x.dtype.kind != "f":  # (2.0 in another dtype: the op-built rule converts it, or says why not)
         return None
     return (wrap(g._value * (x.dtype.type(2) * x)),)
 
 
-def _pow(saved, output, attrs, in_shapes, g):
-    x, p = saved
-    if output is not None:  # the exponent needs a gradient too: the op-built rule says how
+def _pow(rec, g, reach):
+    x, p = rec[INPUTS]
+    if rec[OUTPUT] is not None:  # the exponent needs a gradient too: the op-built rule says how
         return None
     xv, pv = x._value, p._value
     if xv.dtype.kind != "f":
@@ -111,22 +114,23 @@ def _reduce_back(gv, attrs, shape):
     return gv if gv.shape == shape else _BROADCAST(_np, gv, shape)
 
 
-def _sum(saved, output, attrs, in_shapes, g):
-    v = _reduce_back(g._value, attrs, in_shapes[0])
+def _sum(rec, g, reach):
+    v = _reduce_back(g._value, rec[ATTRS], rec[IN_SHAPES][0])
     return (g if v is g._value else wrap(v),)
 
 
-def _mean(saved, output, attrs, in_shapes, g):
+def _mean(rec, g, reach):
     gv = g._value
     if gv.dtype.kind != "f":
         return None
-    shape = in_shapes[0]
+    attrs, shape = rec[ATTRS], rec[IN_SHAPES][0]
     v = _reduce_back(gv / gv.dtype.type(float(_count_of(shape, attrs["axis"]))), attrs, shape)
     return (wrap(v),)
 
 
-def _matmul(saved, output, attrs, in_shapes, g):
-    a, b = saved
+def _matmul(rec, g, reach):
+    a, b = rec[INPUTS]
+    attrs = rec[ATTRS]
     ta, tb, gv = attrs["transpose_a"], attrs["transpose_b"], g._value
     ga = gb = None
     if b is not None:
@@ -138,9 +142,12 @@ def _matmul(saved, output, attrs, in_shapes, g):
     return ga, gb
 
 
-def unbroadcast_leading(g, extra: int):
-    """``g`` summed over its first ``extra`` axes (a bias's gradient), without a recorded op."""
-    return wrap(_SUM(_np, g._value, tuple(range(extra)), False))
+def unbroadcast_leading(gv, extra: int):
+    """A gradient's NumPy value ``gv`` summed over its first ``extra`` axes (a bias's gradient), without an op."""
+    return wrap(_SUM(_np, gv, _LEADING[extra] if extra < 4 else tuple(range(extra)), False))
+
+
+_LEADING = ((), (0,), (0, 1), (0, 1, 2))  # the first axes, as Sum's axis
 
 
 DIRECT = {PRIMITIVES[t].grad: rule for t, rule in (

@@ -26,9 +26,10 @@ import numpy as _np
 from . import _backend, _context, _direct_rules, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
-from ._dtypes import _by_class, of_dtype
+from ._dtypes import of_dtype
 from ._record import IN_IDS, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
 from ._shape import broadcast_axes
+from ._backend import _NUMPY_TYPES
 from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
@@ -199,10 +200,16 @@ class GradientTape:
         """
         self._check_usable("gradient")
         zero = _unconnected(unconnected_gradients)
-        # (One tensor each, the common case, skips the walks over nested structures.)
+        # One tensor, or a list or tuple of them (the common cases), skips the walks over nested structures.
         one_target, one_source = isinstance(target, Tensor), isinstance(sources, Tensor)
         flat_targets = [target] if one_target else _as_tensors(_nest.flatten(target), "target")
-        flat_sources = [sources] if one_source else _as_tensors(_nest.flatten(sources), "source")
+        if one_source:
+            flat_sources = [sources]
+        else:
+            flat_sources = _tensor_list(sources)
+            plain = flat_sources is not None  # (rebuilt as the same list or tuple, without a walk)
+            if not plain:
+                flat_sources = _as_tensors(_nest.flatten(sources), "source")
         if self._persistent:
             pass
         elif one_target and one_source:  # what the one call was asked: explain tells a later, refused call apart
@@ -215,20 +222,28 @@ class GradientTape:
             if not _floating(t):
                 warnings.warn("The dtype of the target tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{t.dtype.name}", stacklevel=2)
+        source_ids = set()  # (the floating sources: _backward would ask each one again)
         for s in flat_sources:
-            if not _floating(s):
+            if _floating(s):
+                source_ids.add(s._id)
+            else:
                 warnings.warn("The dtype of the source tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{s.dtype.name}", stacklevel=2)
         if LISTENING[0]:
             emit("gradient_begin", tape=self, targets=flat_targets, sources=flat_sources, method="gradient")
-        grads = self._backward(flat_targets, ogs, flat_sources, not self._persistent)
+        grads = self._backward(flat_targets, ogs, flat_sources, not self._persistent, source_ids)
         if one_source:
             g = grads.get(sources._id)
             results = [g if g is not None else _result(None, sources, zero)]
         else:
-            results = [_result(grads.get(s._id), s, zero) for s in flat_sources]
+            results = []
+            for s in flat_sources:
+                g = grads.get(s._id)
+                results.append(g if g is not None else _result(None, s, zero))
         self._finish(flat_sources, results)
-        return results[0] if one_source else _nest.pack_like(sources, results)
+        if one_source:
+            return results[0]
+        return type(sources)(results) if plain else _nest.pack_like(sources, results)
 
     def _finish(self, sources, results):
         if not self._persistent:
@@ -243,22 +258,20 @@ class GradientTape:
         if LISTENING[0]:
             emit("gradient_end", tape=self, sources=sources, results=results, spent=self._spent)
 
-    def _backward(self, targets, ogs, sources, free):
+    def _backward(self, targets, ogs, sources, free, source_ids=None):
         """Reverse-mode sweep over the records; returns {tensor id: gradient}.
 
         With ``free`` each record is released as soon as its rule has run
         (a non-persistent tape), so memory falls as the pass goes.
+        ``source_ids``: the ids of the floating sources, when the caller has them.
         """
         records = self._records
         n = len(records)
         # Ids that depend on a source: only these need gradients.  A source
         # counts if the tape watches it, or if it is itself a target.
-        source_ids, reach, live = set(), set(), self._live
-        for s in sources:
-            if _floating(s):
-                source_ids.add(s._id)
-                if s._id in live:
-                    reach.add(s._id)
+        if source_ids is None:
+            source_ids = {s._id for s in sources if _floating(s)}
+        reach = source_ids & self._live
         for t in targets:
             if t._id in source_ids:
                 reach.add(t._id)
@@ -266,15 +279,14 @@ class GradientTape:
         # reachability on: rules downstream of it never run (as in TF).
         # Integer and bool results carry no gradient (as in TF): they stop reachability too.
         not_differentiable = _registry.NOT_DIFFERENTIABLE
-        floating = set()  # output dtypes seen to be floating: one set lookup per record, not a dtype query
+        floating = _FLOATING  # (one set lookup per record, not a dtype query)
         for rec in records:
-            if rec[PRIM].grad is not_differentiable and rec[RULE] is None:
-                continue
             for i in rec[IN_IDS]:
                 if i in reach:
-                    out_dtype = rec[OUT_DTYPE]
-                    if out_dtype in floating or _floating_dtype(out_dtype, floating):
-                        reach.add(rec[OUT_ID])
+                    if rec[RULE] is not None or rec[PRIM].grad is not not_differentiable:
+                        out_dtype = rec[OUT_DTYPE]
+                        if out_dtype in floating or _floating_dtype(out_dtype, floating):
+                            reach.add(rec[OUT_ID])
                     break
         grads: dict = {}
         counts: dict = {}
@@ -295,7 +307,7 @@ class GradientTape:
         untaped = not ACTIVE[0]
         direct_rules = _direct_rules.DIRECT if untaped else _NO_RULES
         add = _add_direct if untaped else _add
-        numpy_types = _backend._NUMPY_TYPES
+        numpy_types = _NUMPY_TYPES
         new_op = object.__new__
         for k in range(n - 1, -1, -1):
             # The record's fields in the order _record declares them: one unpacking costs a third of
@@ -308,36 +320,34 @@ class GradientTape:
                     records[k] = released(rec)
                 continue
             rule = own_rule or prim.grad
-            if rule is missing:
-                raise LookupError(f"gradient registry has no entry for: {prim.type}")
-            direct = direct_rules.get(rule)
+            direct = direct_rules.get(rule)  # (never the missing rule's: that raises below)
             if direct is not None and numpy_types.get(type(g._value)) is _np and (
-                    in_grads := direct(saved, output, attrs, in_shapes, g)) is not None:
+                    in_grads := direct(rec, g, reach)) is not None:
                 # (A direct rule returns a tuple, one tensor or None per input, or None to leave it to the rule.)
                 op = None
                 if emitting:  # the step's op view for the listeners (inputs and outputs fill in when read)
                     view = new_op(Op)
                     view._r = rec
             else:
+                if rule is missing:
+                    raise LookupError(f"gradient registry has no entry for: {prim.type}")
                 # The op view the rule reads, made here without a call (what Op(rec) does).
                 op = new_op(Op)
                 op._r = rec
                 op.inputs = saved or (None,) * len(in_ids)
                 op.outputs = (output,)
-            if op is None:
-                pass
-            elif rule is not_differentiable:
-                in_grads = (None,) * len(in_ids)
-            else:
-                try:
-                    in_grads = rule(op, g)
-                except (TypeError, AttributeError) as e:
-                    raise _rule_error(op, e) from e
-                if type(in_grads) is not tuple and type(in_grads) is not list:
-                    in_grads = (in_grads,)
-                if len(in_grads) != len(in_ids):
-                    raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients "
-                                     f"for {len(in_ids)} inputs")
+                if rule is not_differentiable:
+                    in_grads = (None,) * len(in_ids)
+                else:
+                    try:
+                        in_grads = rule(op, g)
+                    except (TypeError, AttributeError) as e:
+                        raise _rule_error(op, e) from e
+                    if type(in_grads) is not tuple and type(in_grads) is not list:
+                        in_grads = (in_grads,)
+                    if len(in_grads) != len(in_ids):
+                        raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients "
+                                         f"for {len(in_ids)} inputs")
             if emitting:
                 step += 1
                 n_in = len(in_ids)
@@ -350,7 +360,7 @@ class GradientTape:
                 tid = in_ids[i]
                 if tid not in reach:
                     continue
-                if not isinstance(gi, Tensor):
+                if op is not None and not isinstance(gi, Tensor):  # (a direct rule's are tensors)
                     gi = _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i])
                 if gi._value.shape != in_shapes[i]:
                     gi = _unbroadcast(gi, in_shapes[i], prim.type, untaped)
@@ -530,7 +540,12 @@ def _floating_dtype(dt, seen: set) -> bool:
 def _floating(t) -> bool:
     """Whether a tensor's dtype is floating (``t.dtype.is_floating`` without the property's call)."""
     dt = t._value.dtype
-    return (_by_class.get(dt.__class__) or of_dtype(dt)).is_floating
+    return dt in _FLOATING or _floating_dtype(dt, _FLOATING)
+
+
+# The array libraries' dtypes seen to be floating (shared by threads: a fact about each dtype, and only
+# ever added to, one of the few floating dtypes at a time).
+_FLOATING: set = set()
 
 
 _NO_RULES: dict = {}
@@ -547,8 +562,8 @@ def _add(a, b):
 def _add_direct(a, b):
     """:func:`_add` while no tape records: NumPy values of one dtype are added without an op."""
     av, bv = a._value, b._value
-    if av.dtype is bv.dtype and _direct_rules.numpy_value(av):
-        return _direct_rules.wrap(av + bv)
+    if av.dtype is bv.dtype and _NUMPY_TYPES.get(type(av)) is _np:  # (_direct_rules.numpy_value, without the call)
+        return _t._wrap(av + bv)
     return _add(a, b)
 
 
@@ -564,13 +579,14 @@ def _seed(grads, counts, tid, g, tape, emitting):
 
 def _unbroadcast(g, shape, op_type, untaped=False):
     """Sum a gradient over the axes its input was broadcast along (without an op while ``untaped``)."""
-    gshape = tuple(g._value.shape)
+    gv = g._value
+    gshape = tuple(gv.shape)
     extra = len(gshape) - len(shape)
     if extra < 0:
         raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
     if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
-        if untaped and _direct_rules.numpy_value(g._value):
-            return _direct_rules.unbroadcast_leading(g, extra)
+        if untaped and _NUMPY_TYPES.get(type(gv)) is _np:  # (_direct_rules.numpy_value, without the call)
+            return _direct_rules.unbroadcast_leading(gv, extra)
         return _ops._sum(g, tuple(range(extra)))
     axes = broadcast_axes(tuple(shape), gshape)
     if axes is None:
@@ -602,6 +618,16 @@ def _as_tensors(items, what):
         else:
             out.append(_t.convert_to_tensor(x))
     return out
+
+
+def _tensor_list(sources):
+    """``sources`` as a new list when it is a list or tuple of tensors (the common case), else None."""
+    if type(sources) is list or type(sources) is tuple:
+        for s in sources:
+            if not isinstance(s, Tensor):
+                return None
+        return list(sources)
+    return None
 
 
 def _output_gradients(output_gradients, targets):

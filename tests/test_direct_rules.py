@@ -118,3 +118,23 @@ def test_a_pow_whose_exponent_needs_a_gradient_takes_the_op_built_rule():
 def test_numpy_value_tells_numpy_values_apart():
     assert _direct_rules.numpy_value(np.float32(1)) and _direct_rules.numpy_value(np.zeros(2))
     assert not _direct_rules.numpy_value(1.0) and not _direct_rules.numpy_value([1.0])
+
+
+def test_sub_leaves_out_the_gradient_of_an_input_no_source_reaches():
+    # TF's skip_input_indices: in x - c with c a constant, the direct rule makes no -g for c.
+    x, c = ad.constant(X), ad.constant(X * 2)
+    with ad.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        tape.watch(c)
+        y = x - c
+        s = ad.reduce_sum(y)
+    rec = tape._records[0]
+    g = ad.constant(np.full_like(X, 0.5))
+    sub = _direct_rules.DIRECT[ad.extend.PRIMITIVES["Sub"].grad]
+    gx, gc = sub(rec, g, {x._id, y._id})
+    assert gc is None
+    np.testing.assert_array_equal(gx.numpy(), np.full_like(X, 0.5))
+    gx, gc = sub(rec, g, {x._id, c._id, y._id})
+    np.testing.assert_array_equal(gc.numpy(), np.full_like(X, -0.5))
+    # Through a whole backward pass: d(x - c)/dx = 1 when only x is asked for.
+    np.testing.assert_array_equal(tape.gradient(s, x).numpy(), np.ones_like(X))
