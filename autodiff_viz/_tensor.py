@@ -736,6 +736,17 @@ def _has_float(x):
 
 def binary(type, x, y) -> Tensor:
     """An elementwise op of two operands (tensors or Python values), by its op type name."""
+    # A Python float with a NumPy tensor (``y * 0.5``, ``0.01 * g``): its NumPy scalar of the tensor's
+    # dtype is looked up at once, and goes straight to the op (a kept one is floating, as the tensor).
+    if x.__class__ is float:
+        if isinstance(y, Tensor) and _NAMESPACES.get(y._value.__class__) is _np:
+            c = _SCALARS.get((x, y._value.dtype))
+            if c is not None:
+                return execute(PRIMITIVES[type], (_wrap(c), y))
+    elif y.__class__ is float and isinstance(x, Tensor) and _NAMESPACES.get(x._value.__class__) is _np:
+        c = _SCALARS.get((y, x._value.dtype))
+        if c is not None:
+            return execute(PRIMITIVES[type], (x, _wrap(c)))
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
             y = as_tensor(y, x, type)
