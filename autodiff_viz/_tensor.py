@@ -314,14 +314,18 @@ class ResourceVariable(Tensor):
 
     def _update(self, delta, how, combine):
         """``value = combine(value, delta)`` under the variable's lock; shapes must be equal, as TF's kernel asks."""
-        d = self._converted(delta, how)
+        if delta.__class__ is EagerTensor and delta._value.dtype is self._value.dtype:
+            d = delta._value  # (an update step's usual delta, an op's result of the variable's dtype, as it is)
+        else:
+            d = self._converted(delta, how)
         if d.shape != self._value.shape:  # (every array library's shape is a tuple)
             raise InvalidArgumentError(f"Variable.{how} of {self._name!r}: cannot update a variable of shape {self.shape} "
                                        f"with a tensor of shape {tuple(d.shape)}; the shapes must be equal (no "
                                        "broadcasting, as in TensorFlow)")
         with self._lock:
             self._value = combine(self._value, d)
-        note_state(self, how)
+        if ACTIVE[0]:  # (no tape or accumulator in any thread: none to tell)
+            note_state(self, how)
         return self
 
     def __getitem__(self, index):
