@@ -84,7 +84,9 @@ def push_tape(tape) -> int | None:
     tapes = state.tapes
     parent = tapes[-1]._id if tapes else None
     tapes.append(tape)
-    _count(ACTIVE, 1)
+    _lock.acquire()  # (_count written out: a tape is entered and left on every training step)
+    ACTIVE[0] += 1
+    _lock.release()
     return parent
 
 
@@ -96,7 +98,9 @@ def pop_tape(tape) -> None:
     tapes = state.tapes
     if tapes and tapes[-1] is tape and not state.set_aside:  # (the common case: the innermost tape leaves)
         tapes.pop()
-        _count(ACTIVE, -1)
+        _lock.acquire()
+        ACTIVE[0] -= 1
+        _lock.release()
         return
     found = False
     for stack in [tapes, *state.set_aside]:  # (outer_only's stack and the one it put aside share tapes)
