@@ -857,12 +857,13 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                                 "autodiff_viz; only real matrices")
         transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     if isinstance(a, Tensor):
-        b = as_tensor(b, a, "MatMul")
+        if not isinstance(b, Tensor):
+            b = as_tensor(b, a, "MatMul")
     else:
         b = as_tensor(b)
         a = as_tensor(a, b, "MatMul")
     da = _BY_CLASS.get(a._value.dtype.__class__) or _dtypes.of_array(a._value)
-    db = _BY_CLASS.get(b._value.dtype.__class__) or _dtypes.of_array(b._value)
+    db = da if b._value.dtype is a._value.dtype else _BY_CLASS.get(b._value.dtype.__class__) or _dtypes.of_array(b._value)
     if da.is_bool or db.is_bool:
         raise InvalidArgumentError(f"MatMul: cannot multiply bool tensors (shapes {a.shape} and {b.shape}); "
                                    "cast them to a number type first")
@@ -878,7 +879,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if da is not db:
         raise DTypeMismatchError(f"MatMul: operands have different dtypes, {a.dtype.name} and {b.dtype.name} "
                                  f"(shapes {sa} and {sb}); use ad.cast to convert one of them")
-    return execute(PRIMITIVES["MatMul"], (a, b), TRANSPOSED[bool(transpose_a), bool(transpose_b)])
+    attrs = TRANSPOSED.get((transpose_a, transpose_b)) if transpose_a.__class__ is bool is transpose_b.__class__ else None
+    return execute(PRIMITIVES["MatMul"], (a, b), attrs or TRANSPOSED[bool(transpose_a), bool(transpose_b)])
 
 
 # The four attribute dicts of a matmul, made once (records share them; nothing changes them).
