@@ -738,40 +738,39 @@ def _has_float(x):
     return False
 
 
-def binary(type, x, y) -> Tensor:
-    """An elementwise op of two operands (tensors or Python values), by its op type name."""
+def binary(op, x, y) -> Tensor:
+    """An elementwise op of two operands (tensors or Python values), by its op type name ``op``."""
     # A Python float with a NumPy tensor (``y * 0.5``, ``0.01 * g``): its NumPy scalar of the tensor's
     # dtype is looked up at once, and goes straight to the op (a kept one is floating, as the tensor).
-    if x.__class__ is float:
-        if isinstance(y, Tensor) and _NAMESPACES.get(y._value.__class__) is _np:
-            c = _SCALARS.get((x, y._value.dtype))
-            if c is not None:
-                return execute(PRIMITIVES[type], (_wrap(c), y))
-    elif y.__class__ is float and isinstance(x, Tensor) and _NAMESPACES.get(x._value.__class__) is _np:
-        c = _SCALARS.get((y, x._value.dtype))
-        if c is not None:
-            return execute(PRIMITIVES[type], (x, _wrap(c)))
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
-            y = as_tensor(y, x, type)
+            if type(y) is float and _NAMESPACES.get(type(x._value)) is _np:
+                c = _SCALARS.get((y, x._value.dtype))
+                if c is not None:
+                    return execute(PRIMITIVES[op], (x, _wrap(c)))
+            y = as_tensor(y, x, op)
     elif not isinstance(y, Tensor) and not _is_python_number(x):
         # Neither is a tensor (``multiply(np.ones(3), 42)``): as TF, the first operand's dtype rules.
-        x = as_tensor(x, None, type)
-        y = as_tensor(y, x, type)
+        x = as_tensor(x, None, op)
+        y = as_tensor(y, x, op)
     else:
         if not isinstance(y, Tensor):
-            y = as_tensor(y, None, type)
-        x = as_tensor(x, y, type)  # (``0.01 * g``: the number takes the tensor's dtype)
+            y = as_tensor(y, None, op)
+        elif type(x) is float and _NAMESPACES.get(type(y._value)) is _np:
+            c = _SCALARS.get((x, y._value.dtype))
+            if c is not None:
+                return execute(PRIMITIVES[op], (_wrap(c), y))
+        x = as_tensor(x, y, op)  # (``0.01 * g``: the number takes the tensor's dtype)
     # Same dtype objects is the common, fast case; comparing ad dtypes lets
     # two backends' float32 through to execute, which reports the mix.
     dtype = x._value.dtype
     if dtype is not y._value.dtype and x.dtype is not y.dtype:
-        raise DTypeMismatchError(f"{type}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
+        raise DTypeMismatchError(f"{op}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
                                  f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
-    dt = _BY_CLASS.get(dtype.__class__) or _dtypes.of_array(x._value)  # (``type`` is the op here)
-    if dt.is_bool and type not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
-        numeric(x, type)
-    return execute(PRIMITIVES[type], (x, y))
+    dt = _BY_CLASS.get(dtype.__class__) or _dtypes.of_array(x._value)
+    if dt.is_bool and op not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
+        numeric(x, op)
+    return execute(PRIMITIVES[op], (x, y))
 
 
 def _is_python_number(x) -> bool:
