@@ -72,6 +72,8 @@ class _State(threading.local):
 
 state = _State()
 ACTIVE = [0]      # tapes + accumulators active in any thread
+ACCUMULATING = [0]  # accumulators active in any thread (a recorded op reads this thread's list only then)
+SCOPED = [0]      # name scopes open in any thread (a record reads this thread's scopes only then)
 LISTENING = [0]   # hook listeners in any thread
 _lock = threading.Lock()
 
@@ -115,6 +117,7 @@ def push_accumulator(acc) -> tuple:
     """Put a forward accumulator on the stack; returns the tapes recording around it."""
     state.accumulators.append(acc)
     _count(ACTIVE, 1)
+    _count(ACCUMULATING, 1)
     return tuple(state.tapes)
 
 
@@ -123,6 +126,7 @@ def pop_accumulator(acc) -> None:
     if acc in accs:
         accs.remove(acc)
     _count(ACTIVE, -1)
+    _count(ACCUMULATING, -1)
 
 
 def _count(counter, delta):
@@ -191,10 +195,12 @@ def name_scope(name: str):
         raise ValueError(f"name_scope: expected a non-empty string, got {name!r}")
     scopes = state.scopes
     scopes.append(name.rstrip("/"))
+    _count(SCOPED, 1)
     try:
         yield name
     finally:
         scopes.pop()
+        _count(SCOPED, -1)
 
 
 # ---------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import itertools
 
 import numpy as _np
 
-from ._context import LISTENING, state
+from ._context import ACCUMULATING, LISTENING, SCOPED, state
 from ._dtypes import of_dtype
 
 _record_ids = itertools.count(1).__next__
@@ -371,15 +371,15 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
                     shapes, dtypes = _FACTS.get((type(a),)) or _input_facts((a,))
             v = out._value
             out_shape, out_dtype = (v.shape, v.dtype) if type(v) is _ARRAY else _FACTS.get(type(v)) or _value_facts(v)
-            scopes = state.scopes
+            scopes = state.scopes if SCOPED[0] else None
             rec = (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, "/".join(scopes) if scopes else "",
                    _record_ids(), saved, out if save_out else None, rule)  # (in the order of the names above)
         tape._records.append(rec)
         live.add(out._id)
         if LISTENING[0]:
             state.audience.op(tape, rec, out, inputs)
-    accumulators = state.accumulators
-    if accumulators:
+    if ACCUMULATING[0]:
+        accumulators = state.accumulators
         for k in range(len(accumulators) - 1, -1, -1):  # innermost first
             accumulators[k]._on_op(k, prim, inputs, attrs, out, rule)
 
