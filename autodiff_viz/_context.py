@@ -7,7 +7,10 @@ of forward-mode accumulators, the name scopes, the hook listeners that
 Process-wide, and only because every op reads them first: ``ACTIVE[0]``
 counts the tapes and accumulators active in any thread, ``LISTENING[0]`` the
 hook listeners in any thread.  With both at zero an op costs one list read
-for recording and one for tracing.
+for recording and one for tracing.  ``ACCUMULATING[0]`` and ``SCOPED[0]``
+count the accumulators and name scopes open in any thread: a recorded op
+reads this thread's lists of them only when these are not zero (a read of a
+``threading.local`` costs as much as a tenth of a record).
 
 Every engine module with state to read imports this one; it imports none of them.  Two context
 managers say what the engine does when it hides work from the tapes:

@@ -6,6 +6,7 @@ one- and two-input ops are recorded by ``_record.record`` itself (others by
 the variable's dtype as it is.  Values are checked against NumPy computed by
 hand, errors against their messages; speed is measured in ``benchmarks/``.
 """
+import threading
 import warnings
 
 import numpy as np
@@ -147,3 +148,35 @@ def test_tape_options_take_true_false_and_numpy_bools_and_refuse_the_rest():
     with pytest.raises(RuntimeError, match="already recording"):
         with tape:
             tape.__enter__()
+
+
+def test_a_scope_or_accumulator_open_in_another_thread_reaches_only_that_threads_records():
+    opened, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def other():
+        x = ad.constant(2.0)
+        with ad.name_scope("elsewhere"), ad.autodiff.ForwardAccumulator(x, ad.constant(1.0)) as acc:
+            with ad.GradientTape() as tape:
+                tape.watch(x)
+                y = x * x
+            opened.set()
+            done.wait(10)
+            seen["scope"], seen["tangent"] = tape._records[0][_record.SCOPE], float(acc.jvp(y))
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert opened.wait(10)
+    x = ad.constant(3.0)
+    with ad.name_scope("here"):
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x * 3.0
+    with ad.GradientTape() as bare:
+        bare.watch(x)
+        z = ad.sin(x)
+    done.set()
+    thread.join()
+    assert tape._records[0][_record.SCOPE] == "here" and bare._records[0][_record.SCOPE] == ""
+    assert seen == {"scope": "elsewhere", "tangent": 4.0}  # d(x*x) at 2, pushed in its own thread only
+    assert float(tape.gradient(y, x)) == 3.0 and float(bare.gradient(z, x)) == float(np.cos(np.float32(3.0)))
