@@ -7,7 +7,10 @@ of forward-mode accumulators, the name scopes, the hook listeners that
 Process-wide, and only because every op reads them first: ``ACTIVE[0]``
 counts the tapes and accumulators active in any thread, ``LISTENING[0]`` the
 hook listeners in any thread.  With both at zero an op costs one list read
-for recording and one for tracing.
+for recording and one for tracing.  ``ACCUMULATING[0]`` and ``SCOPED[0]``
+count the accumulators and name scopes open in any thread: a recorded op
+reads this thread's lists of them only when these are not zero (a read of a
+``threading.local`` costs as much as a tenth of a record).
 
 Every engine module with state to read imports this one; it imports none of them.  Two context
 managers say what the engine does when it hides work from the tapes:
@@ -72,6 +75,8 @@ class _State(threading.local):
 
 state = _State()
 ACTIVE = [0]      # tapes + accumulators active in any thread
+ACCUMULATING = [0]  # accumulators active in any thread (a recorded op reads this thread's list only then)
+SCOPED = [0]      # name scopes open in any thread (a record reads this thread's scopes only then)
 LISTENING = [0]   # hook listeners in any thread
 _lock = threading.Lock()
 
@@ -84,7 +89,9 @@ def push_tape(tape) -> int | None:
     tapes = state.tapes
     parent = tapes[-1]._id if tapes else None
     tapes.append(tape)
-    _count(ACTIVE, 1)
+    _lock.acquire()  # (_count written out: a tape is entered and left on every training step)
+    ACTIVE[0] += 1
+    _lock.release()
     return parent
 
 
@@ -96,7 +103,9 @@ def pop_tape(tape) -> None:
     tapes = state.tapes
     if tapes and tapes[-1] is tape and not state.set_aside:  # (the common case: the innermost tape leaves)
         tapes.pop()
-        _count(ACTIVE, -1)
+        _lock.acquire()
+        ACTIVE[0] -= 1
+        _lock.release()
         return
     found = False
     for stack in [tapes, *state.set_aside]:  # (outer_only's stack and the one it put aside share tapes)
@@ -111,6 +120,7 @@ def push_accumulator(acc) -> tuple:
     """Put a forward accumulator on the stack; returns the tapes recording around it."""
     state.accumulators.append(acc)
     _count(ACTIVE, 1)
+    _count(ACCUMULATING, 1)
     return tuple(state.tapes)
 
 
@@ -119,6 +129,7 @@ def pop_accumulator(acc) -> None:
     if acc in accs:
         accs.remove(acc)
     _count(ACTIVE, -1)
+    _count(ACCUMULATING, -1)
 
 
 def _count(counter, delta):
@@ -187,10 +198,12 @@ def name_scope(name: str):
         raise ValueError(f"name_scope: expected a non-empty string, got {name!r}")
     scopes = state.scopes
     scopes.append(name.rstrip("/"))
+    _count(SCOPED, 1)
     try:
         yield name
     finally:
         scopes.pop()
+        _count(SCOPED, -1)
 
 
 # ---------------------------------------------------------------------------

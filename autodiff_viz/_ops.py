@@ -172,7 +172,12 @@ def _axis(axis, ndim, op, repeats=False):
 
 def _reduce(type, x, axis, keepdims):
     x = numeric(x, type)
+    if axis is None and keepdims is False:  # (a loss's mean: one attribute dict for all, as records never change one)
+        return _execute(_P[type], (x,), _OVER_ALL)
     return _execute(_P[type], (x,), {"axis": _axis(axis, x.ndim, type), "keepdims": bool(keepdims)})
+
+
+_OVER_ALL = {"axis": None, "keepdims": False}
 
 
 def reduce_sum(x, axis=None, keepdims=False, name=None): return _reduce("Sum", x, axis, keepdims)

@@ -29,7 +29,7 @@ import itertools
 
 import numpy as _np
 
-from ._context import LISTENING, state
+from ._context import ACCUMULATING, LISTENING, SCOPED, state
 from ._dtypes import of_dtype
 
 _record_ids = itertools.count(1).__next__
@@ -160,44 +160,14 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
     ``{position: (inputs whose gradient reads it)}``: then a value is kept
     only if one of those inputs can get a gradient (``c * x`` keeps ``c``,
     never ``x``).  ``tapes`` are the tapes that could differentiate the op.
+    The general builder (forward mode, ops of three or more inputs, rare
+    kinds of ``save``): :func:`record` builds the common records itself.
     """
-    # Written out for one and two inputs, without comprehensions: this runs
-    # on every recorded op, and a comprehension costs a function call.
-    n = len(inputs)
-    if n == 1:
-        a = inputs[0]._value
-        in_ids = (inputs[0]._id,)
-        if type(a) is _ARRAY:
-            shapes = (a.shape,)
-            shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype,)
-        else:
-            shapes, dtypes = _FACTS.get((type(a),)) or _input_facts((a,))
-    elif n == 2:
-        a, b = inputs[0]._value, inputs[1]._value
-        in_ids = (inputs[0]._id, inputs[1]._id)
-        if type(a) is _ARRAY or type(b) is _ARRAY:
-            shapes = (a.shape, b.shape)
-            shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype, b.dtype)
-        else:
-            shapes, dtypes = _FACTS.get((type(a), type(b))) or _input_facts((a, b))
-    else:
-        in_ids = tuple([t._id for t in inputs])
-        shapes, dtypes = _input_facts(tuple([t._value for t in inputs]))
+    in_ids = tuple([t._id for t in inputs])
+    shapes, dtypes = _input_facts(tuple([t._value for t in inputs]))
     save, save_out = prim.save_inputs, prim.save_output
-    plan = prim.plan
-    if plan is not None and n == 2:
-        # What to keep depends on which inputs need a gradient: looked up in the op's table.
-        x, y = inputs
-        if len(tapes) == 1:  # (the common case: a tape needs a gradient for what it watches)
-            live = tapes[0]._live
-            m = ((x._id in live or x._is_variable and x._trainable)
-                 + 2 * (y._id in live or y._is_variable and y._trainable))
-        else:
-            m = _needs_gradient(x, tapes) + 2 * _needs_gradient(y, tapes)
-        keep_x, keep_y, save_out = plan[m]
-        saved = ((x._snapshot() if x._is_variable else x) if keep_x else None,
-                 (y._snapshot() if y._is_variable else y) if keep_y else None)
-    elif not save:
+    n = len(inputs)
+    if not save:
         saved = None
     elif type(save) is dict:
         # One tape (the common case): an input needs a gradient if the tape watches it.
@@ -223,13 +193,10 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
             kept.append((t._snapshot() if t._is_variable else t) if save == "all" or i in save else None)
         saved = tuple(kept)
     v = out._value
-    if type(v) is _ARRAY:
-        out_shape, out_dtype = v.shape, v.dtype
-    else:
-        out_shape, out_dtype = _FACTS.get(type(v)) or _value_facts(v)
+    out_shape, out_dtype = (v.shape, v.dtype) if type(v) is _ARRAY else _FACTS.get(type(v)) or _value_facts(v)
     scopes = state.scopes
     return (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, "/".join(scopes) if scopes else "",
-            _record_ids(), saved, out if save_out else None, rule)  # (in the order of the names above)
+            _record_ids(), saved, out if save_out else None, rule)
 
 
 # A NumPy number's shape and dtype follow from its type (np.float32: () and float32), and
@@ -331,6 +298,14 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
     auto)`` and ``_note(kind, **info)``.  A ``GradientTape`` answers them; so does
     the stand-in ``_custom._VariableReads`` (while a ``custom_gradient`` function runs).
     """
+    # One and two inputs (nearly every op) are asked about by name, and their record is built
+    # here, in this one call: make_record's general loops cost a call and a third of a recorded op.
+    n = len(inputs)
+    if n == 1 or n == 2:
+        x = inputs[0]
+        y = inputs[1] if n == 2 else x  # (one input: each question about y repeats x's answer)
+    else:
+        x = y = None
     rec = None
     tapes = state.tapes
     for tape in tapes:
@@ -343,25 +318,82 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
                                    reason="stop_recording")
                         break
             continue
-        watched = False
-        for t in inputs:
-            if t._id in live:
-                watched = True
-            elif t._is_variable and t._trainable and tape._auto:
-                tape._watch_variable(t, auto=True)  # a trainable variable is watched when first read
-                watched = t._id in live  # (custom_gradient's collector only notes the read)
-        if not watched:
-            continue
+        if x is None:
+            if not _watches(tape, inputs, live):
+                continue
+        else:
+            if tape._auto:  # a trainable variable is watched when first read
+                if x._is_variable and x._trainable and x._id not in live:
+                    tape._watch_variable(x, auto=True)
+                if y._is_variable and y._trainable and y._id not in live:
+                    tape._watch_variable(y, auto=True)
+            if x._id not in live and y._id not in live:
+                continue  # (custom_gradient's collector watches nothing: it only notes the reads)
         if rec is None:
-            rec = make_record(prim, inputs, attrs, out, rule, tapes)
+            save, save_out, plan = prim.save_inputs, prim.save_output, prim.plan
+            if x is None:
+                rec = make_record(prim, inputs, attrs, out, rule, tapes)
+            elif plan is not None and n == 2:
+                # What to keep depends on which inputs need a gradient: looked up in the op's table.
+                if len(tapes) == 1:  # (the common case: a tape needs a gradient for what it watches)
+                    m = ((x._id in live or x._is_variable and x._trainable)
+                         + 2 * (y._id in live or y._is_variable and y._trainable))
+                else:
+                    m = _needs_gradient(x, tapes) + 2 * _needs_gradient(y, tapes)
+                keep_x, keep_y, save_out = plan[m]
+            elif not save:
+                keep_x = None
+            elif type(save) is dict or type(save_out) is tuple:
+                rec = make_record(prim, inputs, attrs, out, rule, tapes)  # (kept by need, without a table)
+            else:
+                keep_x, keep_y = save == "all" or 0 in save, save == "all" or 1 in save
+        if rec is None:
+            if keep_x is None:
+                saved = None
+            else:
+                saved = (x._snapshot() if x._is_variable else x) if keep_x else None
+                saved = (saved, (y._snapshot() if y._is_variable else y) if keep_y else None) if n == 2 else (saved,)
+            a = x._value
+            if n == 2:
+                b = y._value
+                in_ids = (x._id, y._id)
+                if type(a) is _ARRAY or type(b) is _ARRAY:
+                    shapes = (a.shape, b.shape)
+                    shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype, b.dtype)
+                else:
+                    shapes, dtypes = _FACTS.get((type(a), type(b))) or _input_facts((a, b))
+            else:
+                in_ids = (x._id,)
+                if type(a) is _ARRAY:
+                    shapes = (a.shape,)
+                    shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype,)
+                else:
+                    shapes, dtypes = _FACTS.get((type(a),)) or _input_facts((a,))
+            v = out._value
+            out_shape, out_dtype = (v.shape, v.dtype) if type(v) is _ARRAY else _FACTS.get(type(v)) or _value_facts(v)
+            scopes = state.scopes if SCOPED[0] else None
+            rec = (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, "/".join(scopes) if scopes else "",
+                   _record_ids(), saved, out if save_out else None, rule)  # (in the order of the names above)
         tape._records.append(rec)
         live.add(out._id)
         if LISTENING[0]:
             state.audience.op(tape, rec, out, inputs)
-    accumulators = state.accumulators
-    if accumulators:
+    if ACCUMULATING[0]:
+        accumulators = state.accumulators
         for k in range(len(accumulators) - 1, -1, -1):  # innermost first
             accumulators[k]._on_op(k, prim, inputs, attrs, out, rule)
+
+
+def _watches(tape, inputs, live) -> bool:
+    """Whether a recording ``tape`` watches one of ``inputs`` (any number), watching trainable variables read."""
+    watched = False
+    for t in inputs:
+        if t._id in live:
+            watched = True
+        elif t._is_variable and t._trainable and tape._auto:
+            tape._watch_variable(t, auto=True)  # a trainable variable is watched when first read
+            watched = t._id in live  # (custom_gradient's collector only notes the read)
+    return watched
 
 
 class Payloads:

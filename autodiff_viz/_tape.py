@@ -60,8 +60,10 @@ class GradientTape:
     """
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
-        self._persistent = _flag(persistent, "persistent")
-        self._auto = _flag(watch_accessed_variables, "watch_accessed_variables")
+        # (True and False, the usual options, are taken without a call: a tape is made on every step)
+        self._persistent = persistent if persistent is False or persistent is True else _flag(persistent, "persistent")
+        self._auto = (watch_accessed_variables if watch_accessed_variables is True or watch_accessed_variables is False
+                      else _flag(watch_accessed_variables, "watch_accessed_variables"))
         self._id = _tape_ids()
         self._records: list | None = []
         self._live: set = set()
@@ -78,15 +80,6 @@ class GradientTape:
 
     # -- context --------------------------------------------------------------
     def __enter__(self):
-        self._push()
-        self._entered = True
-        return self
-
-    def __exit__(self, *exc):
-        self._pop()
-        return False
-
-    def _push(self):
         if self._pushed:
             raise RuntimeError("this GradientTape is already recording")
         self._parent = _context.push_tape(self)
@@ -95,15 +88,17 @@ class GradientTape:
         if LISTENING[0]:
             emit("tape_begin", tape=self, parent=self._parent, persistent=self._persistent,
                  watch_accessed_variables=self._auto)
+        self._entered = True
+        return self
 
-    def _pop(self):
-        if not self._pushed:
-            return
-        _context.pop_tape(self)
-        self._pushed = False
-        self._recording = False
-        if LISTENING[0]:
-            emit("tape_end", tape=self)
+    def __exit__(self, *exc):
+        if self._pushed:
+            _context.pop_tape(self)
+            self._pushed = False
+            self._recording = False
+            if LISTENING[0]:
+                emit("tape_end", tape=self)
+        return False
 
     # -- what the tape watches ----------------------------------------------
     def watch(self, tensor) -> None:

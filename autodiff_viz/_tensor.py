@@ -314,14 +314,18 @@ class ResourceVariable(Tensor):
 
     def _update(self, delta, how, combine):
         """``value = combine(value, delta)`` under the variable's lock; shapes must be equal, as TF's kernel asks."""
-        d = self._converted(delta, how)
+        if delta.__class__ is EagerTensor and delta._value.dtype is self._value.dtype:
+            d = delta._value  # (an update step's usual delta, an op's result of the variable's dtype, as it is)
+        else:
+            d = self._converted(delta, how)
         if d.shape != self._value.shape:  # (every array library's shape is a tuple)
             raise InvalidArgumentError(f"Variable.{how} of {self._name!r}: cannot update a variable of shape {self.shape} "
                                        f"with a tensor of shape {tuple(d.shape)}; the shapes must be equal (no "
                                        "broadcasting, as in TensorFlow)")
         with self._lock:
             self._value = combine(self._value, d)
-        note_state(self, how)
+        if ACTIVE[0]:  # (no tape or accumulator in any thread: none to tell)
+            note_state(self, how)
         return self
 
     def __getitem__(self, index):
@@ -734,29 +738,39 @@ def _has_float(x):
     return False
 
 
-def binary(type, x, y) -> Tensor:
-    """An elementwise op of two operands (tensors or Python values), by its op type name."""
+def binary(op, x, y) -> Tensor:
+    """An elementwise op of two operands (tensors or Python values), by its op type name ``op``."""
+    # A Python float with a NumPy tensor (``y * 0.5``, ``0.01 * g``): its NumPy scalar of the tensor's
+    # dtype is looked up at once, and goes straight to the op (a kept one is floating, as the tensor).
     if isinstance(x, Tensor):
         if not isinstance(y, Tensor):
-            y = as_tensor(y, x, type)
+            if type(y) is float and _NAMESPACES.get(type(x._value)) is _np:
+                c = _SCALARS.get((y, x._value.dtype))
+                if c is not None:
+                    return execute(PRIMITIVES[op], (x, _wrap(c)))
+            y = as_tensor(y, x, op)
     elif not isinstance(y, Tensor) and not _is_python_number(x):
         # Neither is a tensor (``multiply(np.ones(3), 42)``): as TF, the first operand's dtype rules.
-        x = as_tensor(x, None, type)
-        y = as_tensor(y, x, type)
+        x = as_tensor(x, None, op)
+        y = as_tensor(y, x, op)
     else:
         if not isinstance(y, Tensor):
-            y = as_tensor(y, None, type)
-        x = as_tensor(x, y, type)  # (``0.01 * g``: the number takes the tensor's dtype)
+            y = as_tensor(y, None, op)
+        elif type(x) is float and _NAMESPACES.get(type(y._value)) is _np:
+            c = _SCALARS.get((x, y._value.dtype))
+            if c is not None:
+                return execute(PRIMITIVES[op], (_wrap(c), y))
+        x = as_tensor(x, y, op)  # (``0.01 * g``: the number takes the tensor's dtype)
     # Same dtype objects is the common, fast case; comparing ad dtypes lets
     # two backends' float32 through to execute, which reports the mix.
     dtype = x._value.dtype
     if dtype is not y._value.dtype and x.dtype is not y.dtype:
-        raise DTypeMismatchError(f"{type}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
+        raise DTypeMismatchError(f"{op}: operands have different dtypes, {x.dtype.name} and {y.dtype.name} "
                                  f"(shapes {x.shape} and {y.shape}); use ad.cast to convert one of them")
-    dt = _BY_CLASS.get(dtype.__class__) or _dtypes.of_array(x._value)  # (``type`` is the op here)
-    if dt.is_bool and type not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
-        numeric(x, type)
-    return execute(PRIMITIVES[type], (x, y))
+    dt = _BY_CLASS.get(dtype.__class__) or _dtypes.of_array(x._value)
+    if dt.is_bool and op not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
+        numeric(x, op)
+    return execute(PRIMITIVES[op], (x, y))
 
 
 def _is_python_number(x) -> bool:
@@ -842,12 +856,13 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                                 "autodiff_viz; only real matrices")
         transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b
     if isinstance(a, Tensor):
-        b = as_tensor(b, a, "MatMul")
+        if not isinstance(b, Tensor):
+            b = as_tensor(b, a, "MatMul")
     else:
         b = as_tensor(b)
         a = as_tensor(a, b, "MatMul")
     da = _BY_CLASS.get(a._value.dtype.__class__) or _dtypes.of_array(a._value)
-    db = _BY_CLASS.get(b._value.dtype.__class__) or _dtypes.of_array(b._value)
+    db = da if b._value.dtype is a._value.dtype else _BY_CLASS.get(b._value.dtype.__class__) or _dtypes.of_array(b._value)
     if da.is_bool or db.is_bool:
         raise InvalidArgumentError(f"MatMul: cannot multiply bool tensors (shapes {a.shape} and {b.shape}); "
                                    "cast them to a number type first")
@@ -863,7 +878,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if da is not db:
         raise DTypeMismatchError(f"MatMul: operands have different dtypes, {a.dtype.name} and {b.dtype.name} "
                                  f"(shapes {sa} and {sb}); use ad.cast to convert one of them")
-    return execute(PRIMITIVES["MatMul"], (a, b), TRANSPOSED[bool(transpose_a), bool(transpose_b)])
+    attrs = TRANSPOSED.get((transpose_a, transpose_b)) if transpose_a.__class__ is bool is transpose_b.__class__ else None
+    return execute(PRIMITIVES["MatMul"], (a, b), attrs or TRANSPOSED[bool(transpose_a), bool(transpose_b)])
 
 
 # The four attribute dicts of a matmul, made once (records share them; nothing changes them).
