@@ -389,7 +389,13 @@ class Payloads:
         node._r = rec
         self.listener("op", {"tape": tape, "node": node, "output": output, "inputs": inputs})
 
-    def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
+    def step(self, tape, rec, step, upstream, sent) -> None:
+        n = len(rec[IN_IDS])
+        grads, totals, counts = [None] * n, [None] * n, [0] * n
+        for j in range(0, len(sent), 4):  # (see _context: position, gradient, total, count)
+            i = sent[j]
+            grads[i], totals[i], counts[i] = sent[j + 1], sent[j + 2], sent[j + 3]
+        node = Op(rec, rec[INPUTS] or (None,) * n, (rec[OUTPUT],))  # (the values the rule read)
         self.listener("backward_step", {"tape": tape, "node": node, "upstream": upstream, "input_grads": tuple(grads),
                                         "step": step, "totals": tuple(totals), "counts": tuple(counts)})
 

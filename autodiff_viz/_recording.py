@@ -85,8 +85,9 @@ class _Layout:
 
     Every entry begins with its head, ``_ENTRY_HEAD`` slots: its handler and
     its tape's id.  Then come ``after`` slots read as a block, its ``fields``
-    in order (each name an offset attribute: ``_OP.value``), then, for ops
-    and backward steps, one ``row`` of values per input.  The writers
+    in order (each name an offset attribute: ``_OP.value``; the last one
+    counts the rows), then, for ops and backward steps, that many ``row``\ s
+    of values: one per input of an op, one per input a step sent a gradient to.  The writers
     (``_Converter.op`` and ``.step``) append in this order; the handlers
     (``on_*``) read by these names and return where the next entry starts.
 
@@ -104,7 +105,7 @@ class _Layout:
     def columns(self, buf, k):
         """Each row field's values, one per input, and where the entry starting at ``k`` ends."""
         start = k + self.size
-        end = start + self.row * buf[k + self.n_inputs]
+        end = start + self.row * buf[start - 1]  # (the rows are counted by the last field)
         return list(map(buf[start:end].__getitem__, self._cuts)), end
 
 
@@ -115,8 +116,10 @@ _PAYLOAD = _Layout(("payload",))
 # its variable name, its label and its raw value (see _write_inputs).
 _OP = _Layout(("value", "n_inputs"), row=("name", "label", "raw"), after=FACTS)
 # A backward step: its record's id, type and tensor ids, the step number and the upstream gradient;
-# per input, the gradient it was sent, its total so far and how many it has had.
-_STEP = _Layout(("node", "op_type", "inputs", "output", "step", "upstream", "n_inputs"), row=("sent", "total", "count"))
+# per input sent a gradient (as the engine hands them, see _context): its position, the gradient,
+# its total so far and how many it has had.
+_STEP = _Layout(("node", "op_type", "inputs", "output", "step", "upstream", "n_sent"),
+                row=("position", "sent", "total", "count"))
 
 
 assert FACTS == 10, "_Converter.op writes a record's plain facts one by one: ten of them"
@@ -204,27 +207,23 @@ class _Converter:
         else:
             self._wait_or_now(mark, False)
 
-    def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
+    def step(self, tape, rec, step, upstream, sent) -> None:
         tid = tape._id
         if tid not in self.tapes:
             self._tape_id(tape)
         pending = self.pending
         mark = len(pending)
         up = upstream._value
-        rec = node._r
-        n = len(grads)
-        pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up, n)
+        n = len(sent)
+        pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up,
+                    n >> 2)
         scalars = _SCALAR_TYPES
         waits = type(up) in scalars or _small_raw(up)
-        for i in range(n):  # (by index, not zip: a gradient and its total are given, or neither is)
-            g, t = grads[i], totals[i]
-            if g is not None:  # (None waits: only a value is checked)
-                g, t = g._value, t._value
-                if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
-                    waits = False
-            elif t is not None:
-                t = t._value
-            pending += (g, t, counts[i])
+        for j in range(0, n, 4):  # (position, gradient, total, count: the tensors written as their values)
+            g, t = sent[j + 1]._value, sent[j + 2]._value
+            pending += (sent[j], g, t, sent[j + 3])
+            if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
+                waits = False
         if waits and self.room > 0:
             self.room -= 1  # (as in op)
         else:
@@ -332,7 +331,11 @@ class _Converter:
     def on_backward_step(self, tid, buf, k):
         # The step's event, then one accumulate event per input that got a gradient.
         node, in_ids = buf[k + _STEP.node], buf[k + _STEP.inputs]
-        (sent, totals, counts), end = _STEP.columns(buf, k)
+        (positions, given, sums, tally), end = _STEP.columns(buf, k)
+        n = len(in_ids)
+        sent, totals, counts = [None] * n, [None] * n, [0] * n
+        for j, i in enumerate(positions):
+            sent[i], totals[i], counts[i] = given[j], sums[j], tally[j]
         op_type = buf[k + _STEP.op_type]
         head = _head(op_type)
         grads = tuple([summarize(g, head) for g in sent])

@@ -315,9 +315,6 @@ class GradientTape:
                     in_grads := direct(saved, output, attrs, in_shapes, g)) is not None:
                 # (A direct rule returns a tuple, one tensor or None per input, or None to leave it to the rule.)
                 op = None
-                if emitting:  # the step's op view for the listeners (inputs and outputs fill in when read)
-                    view = new_op(Op)
-                    view._r = rec
             else:
                 # The op view the rule reads, made here without a call (what Op(rec) does).
                 op = new_op(Op)
@@ -340,8 +337,7 @@ class GradientTape:
                                      f"for {len(in_ids)} inputs")
             if emitting:
                 step += 1
-                n_in = len(in_ids)
-                sent, totals, tally = [None] * n_in, [None] * n_in, [0] * n_in
+                sent = []  # per input given a gradient: its position, the gradient, its total now, how many
             i = -1
             for gi in in_grads:
                 i += 1
@@ -357,11 +353,11 @@ class GradientTape:
                 prev = grads.get(tid)
                 grads[tid] = total = gi if prev is None else add(prev, gi)
                 if emitting:
-                    sent[i], totals[i] = gi, total
-                    counts[tid] = tally[i] = counts.get(tid, 0) + 1
+                    counts[tid] = c = counts.get(tid, 0) + 1
+                    sent += (i, gi, total, c)
             if emitting:
                 # One announcement for the step and what it added to each input's gradient.
-                audience.step(self, op or view, step, g, sent, totals, tally)
+                audience.step(self, rec, step, g, sent)
             if free:
                 if saved is not None or output is not None or own_rule is not None:
                     # released(rec), from the fields at hand

@@ -237,7 +237,7 @@ def test_the_waiting_list_layouts_name_their_offsets():
     lay = _recording._OP
     assert lay.value == _record.FACTS and lay.n_inputs == _record.FACTS + 1 and lay.row == 3
     step = _recording._STEP
-    assert (step.node, step.n_inputs, step.size, step.row) == (0, 6, 7, 3)
+    assert (step.node, step.n_sent, step.size, step.row) == (0, 6, 7, 4)
 
 
 # -- no cycles: a finished trace and its tapes go with their last name ---------------
