@@ -113,8 +113,8 @@ _ENTRY_HEAD = 2  # an entry's handler, then its tape's id
 # Any announcement but an op or a step: its payload dict (tape taken out).
 _PAYLOAD = _Layout(("payload",))
 # An op: its record's plain facts (rec[:FACTS], a block) and its output's raw value; per input,
-# its variable name, its label and its raw value (see _write_inputs).
-_OP = _Layout(("value", "n_inputs"), row=("name", "label", "raw"), after=FACTS)
+# its raw value, or its variable name, label and raw value together (see _write_inputs).
+_OP = _Layout(("value", "n_inputs"), row=("input",), after=FACTS)
 # A backward step: its record's id, type and tensor ids, the step number and the upstream gradient;
 # per input sent a gradient (as the engine hands them, see _context): its position, the gradient,
 # its total so far and how many it has had.
@@ -151,7 +151,7 @@ class _Converter:
         self.outputs: dict[int, object] = {}   # tensor id of an op's output -> its summary
         # The handlers are the class's plain functions (a bound method would be a new object, and a cycle).
         self.handlers = {name[3:]: getattr(_Converter, name) for name in dir(_Converter) if name.startswith("on_")}
-        self.room = self._room()
+        self.limit = self._limit()
 
     def _add(self, cls, tape, **fields):
         if self.max_events is not None and len(self.events) >= self.max_events:
@@ -183,29 +183,43 @@ class _Converter:
         tid = tape._id
         if tid not in self.tapes:
             self._tape_id(tape)
+        pending = self.pending
+        v = out._value
+        scalars = _SCALAR_TYPES
+        if len(pending) < self.limit and (type(v) in scalars or _small_raw(v)):
+            # An op of one or two plain op results (no variable, no name), all small: it waits, written
+            # here without a call (on every op of a traced loop; _op_in_full writes the others).
+            # (The record's facts, not the record: it holds values its tape lets go of in the backward pass.)
+            # (rec[:FACTS] written out: a slice unpacked into the tuple cost half as much again, on every op.)
+            n = len(inputs)
+            if n == 2:
+                a, b = inputs
+                if type(a) is EagerTensor and type(b) is EagerTensor:
+                    x, y = a._value, b._value
+                    if (type(x) in scalars or _small_raw(x)) and (type(y) in scalars or _small_raw(y)):
+                        pending += (_Converter.on_op, tid, rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6],
+                                    rec[7], rec[8], rec[9], v, 2, x, y)
+                        return
+            elif n == 1:
+                a = inputs[0]
+                if type(a) is EagerTensor:
+                    x = a._value
+                    if type(x) in scalars or _small_raw(x):
+                        pending += (_Converter.on_op, tid, rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6],
+                                    rec[7], rec[8], rec[9], v, 1, x)
+                        return
+        self._op_in_full(tid, rec, out, inputs)
+
+    def _op_in_full(self, tid, rec, out, inputs) -> None:
+        """Any op: it waits if it can (see ``__init__``), else becomes its event now."""
         if self.tensors is not None:
             self.tensors[out._id] = out
         pending = self.pending
         mark = len(pending)
         v = out._value
-        # (The record's facts, not the record: it holds values its tape lets go of in the backward pass.)
-        # (rec[:FACTS] written out: a slice unpacked into the tuple cost half as much again, on every op.)
-        pending += (_Converter.on_op, tid, rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6], rec[7], rec[8],
-                    rec[9], v, len(inputs))
-        scalars = _SCALAR_TYPES
-        waits = type(v) in scalars or _small_raw(v)
-        for t in inputs:  # (_write_inputs, written out for plain op results: on every op of a traced loop)
-            if type(t) is EagerTensor:
-                x = t._value
-                pending += (None, None, x)
-                if waits and type(x) not in scalars:
-                    waits = _small_raw(x)
-            elif not _write_inputs(pending, (t,)):
-                waits = False
-        if waits and self.room > 0:
-            self.room -= 1  # (_wait_or_now's waiting case, without the call: on every op of a traced loop)
-        else:
-            self._wait_or_now(mark, False)
+        pending += (_Converter.on_op, tid, *rec[:FACTS], v, len(inputs))
+        waits = _write_inputs(pending, inputs) and _small_raw(v)
+        self._wait_or_now(mark, waits)
 
     def step(self, tape, rec, step, upstream, sent) -> None:
         tid = tape._id
@@ -224,9 +238,7 @@ class _Converter:
             pending += (sent[j], g, t, sent[j + 3])
             if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
                 waits = False
-        if waits and self.room > 0:
-            self.room -= 1  # (as in op)
-        else:
+        if not waits or mark >= self.limit:
             self._wait_or_now(mark, False)
 
     def _tape_id(self, tape) -> int:
@@ -238,8 +250,7 @@ class _Converter:
 
     def _wait_or_now(self, mark, waits) -> None:
         """The announcement written at ``pending[mark:]`` waits, or (large values, a variable, no room) becomes its events now."""
-        if waits and self.room > 0:
-            self.room -= 1
+        if waits and mark < self.limit:
             return
         pending = self.pending
         entry = pending[mark:]
@@ -247,13 +258,17 @@ class _Converter:
         if pending:  # what waits before it becomes events first
             self.flush()
         entry[0](self, entry[1], entry, _ENTRY_HEAD)
-        self.room = self._room()
+        self.limit = self._limit()
 
-    def _room(self):
-        """How many more announcements may wait (none when the trace keeps tensors: it handles each at once)."""
+    def _limit(self):
+        """How long the waiting list may be before another announcement: none waits once it is that long.
+
+        Each announcement takes three slots or more, so at most as many wait as the trace
+        has room for events; none when the trace keeps tensors (it handles each at once).
+        """
         if self.tensors is not None:
             return 0
-        return math.inf if self.max_events is None else self.max_events - len(self.events)
+        return math.inf if self.max_events is None else 3 * (self.max_events - len(self.events))
 
     def flush(self) -> None:
         """Turn every waiting announcement into its event, in order."""
@@ -261,7 +276,7 @@ class _Converter:
         k, n = 0, len(pending)
         while k < n:  # each handler reads its facts and returns where the next announcement starts
             k = pending[k](self, pending[k + 1], pending, k + _ENTRY_HEAD)
-        self.room = self._room()
+        self.limit = self._limit()
 
     def on_tape_begin(self, tid, buf, k):
         p = buf[k + _PAYLOAD.payload]
@@ -286,7 +301,8 @@ class _Converter:
 
     def on_op(self, tid, buf, k):
         node = _OpView(from_facts(buf[k:k + FACTS]))
-        (names, labels, raws), end = _OP.columns(buf, k)
+        (slots,), end = _OP.columns(buf, k)
+        names, labels, raws = _input_columns(slots)
         value = summarize(buf[k + _OP.value], _head(node.type))
         self.outputs[node.out_id] = _short(value)
         self._add(Op, tid, **_op_fields(node, names, labels, raws, self.outputs), value=value,
@@ -448,25 +464,43 @@ def _small_raw(v) -> bool:
 _SCALAR_TYPES = frozenset((np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128))
 
 
+class _Named:
+    """An op input with a name as it waits: a variable's name, or a named constant's label, and its raw value."""
+
+    __slots__ = ("name", "label", "raw")
+
+    def __init__(self, name, label, raw):
+        self.name, self.label, self.raw = name, label, raw
+
+
 def _write_inputs(buf, inputs) -> bool:
-    """Per op input (tensor or None): its variable name, label and raw value; whether all can wait."""
+    """Per op input (tensor or None), one slot: its raw value, or a :class:`_Named`; whether all can wait."""
     waits = True
     for t in inputs:
         if t is None:
-            buf += (None, None, None)
+            buf.append(None)
         elif t._is_variable:
-            buf += (t.name, None, t._value)
+            buf.append(_Named(t.name, None, t._value))
             waits = False
         elif type(t) is EagerTensor:  # (a plain op result has no name)
             v = t._value
-            buf += (None, None, v)
+            buf.append(v)
             if waits and type(v) not in _SCALAR_TYPES:
                 waits = _small_raw(v)
         else:
             v = t._value
-            buf += (None, t.name, v)
+            buf.append(_Named(None, t.name, v))
             waits = waits and _small_raw(v)
     return waits
+
+
+def _input_columns(slots) -> tuple:
+    """The inputs' variable names, labels and raw values, from the slots :func:`_write_inputs` wrote."""
+    names, labels, raws = [None] * len(slots), [None] * len(slots), list(slots)
+    for i, s in enumerate(slots):
+        if type(s) is _Named:
+            names[i], labels[i], raws[i] = s.name, s.label, s.raw
+    return names, labels, raws
 
 
 def _can_wait(kind: str, p: dict) -> bool:
@@ -661,9 +695,9 @@ def from_tape(tape) -> Trace:
         if tid not in variables:
             add(Watch, tensor=tid, value=None)
     for n in nodes:
-        facts: list = []
-        _write_inputs(facts, getattr(n, "inputs", None) or ())
-        f = _op_fields(n, facts[0::3], facts[1::3], facts[2::3])
+        slots: list = []
+        _write_inputs(slots, getattr(n, "inputs", None) or ())
+        f = _op_fields(n, *_input_columns(slots))
         f["in_names"] = tuple(variables[i].name if i in variables else nm for i, nm in zip(n.in_ids, f["in_names"]))
         outs = getattr(n, "outputs", None) or (None,)
         add(Op, **f, value=summarize(outs[0], _head(n.type)) if outs[0] is not None else None)

@@ -235,7 +235,7 @@ def test_waiting_announcements_become_the_events_made_at_once():
 
 def test_the_waiting_list_layouts_name_their_offsets():
     lay = _recording._OP
-    assert lay.value == _record.FACTS and lay.n_inputs == _record.FACTS + 1 and lay.row == 3
+    assert lay.value == _record.FACTS and lay.n_inputs == _record.FACTS + 1 and lay.row == 1
     step = _recording._STEP
     assert (step.node, step.n_sent, step.size, step.row) == (0, 6, 7, 4)
 
