@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _backend, _context
 from . import events as _events
-from ._record import FACTS, ID, IN_IDS, OUT_ID, PRIM, Op as _OpView, from_facts
+from ._record import ID, IN_IDS, OUT_ID, PRIM, RULE, Op as _OpView
 from ._registry import PRIMITIVES
 from ._forward import ForwardAccumulator
 from ._tape import GradientTape
@@ -112,17 +112,14 @@ class _Layout:
 _ENTRY_HEAD = 2  # an entry's handler, then its tape's id
 # Any announcement but an op or a step: its payload dict (tape taken out).
 _PAYLOAD = _Layout(("payload",))
-# An op: its record's plain facts (rec[:FACTS], a block) and its output's raw value; per input,
-# its raw value, or its variable name, label and raw value together (see _write_inputs).
-_OP = _Layout(("value", "n_inputs"), row=("input",), after=FACTS)
-# A backward step: its record's id, type and tensor ids, the step number and the upstream gradient;
+# An op: its record and its output's raw value; per input, its raw value, or its variable name,
+# label and raw value together (see _write_inputs).
+_OP = _Layout(("record", "value", "n_inputs"), row=("input",))
+# A backward step: its record, the step number and the upstream gradient's raw value;
 # per input sent a gradient (as the engine hands them, see _context): its position, the gradient,
 # its total so far and how many it has had.
-_STEP = _Layout(("node", "op_type", "inputs", "output", "step", "upstream", "n_sent"),
-                row=("position", "sent", "total", "count"))
+_STEP = _Layout(("record", "step", "upstream", "n_sent"), row=("position", "sent", "total", "count"))
 
-
-assert FACTS == 10, "_Converter.op writes a record's plain facts one by one: ten of them"
 
 
 class _Converter:
@@ -138,7 +135,7 @@ class _Converter:
         # A variable (its value may change) or a large array (the trace must not keep it) turns
         # everything waiting into events at once, in order.  They wait in one flat list (laid
         # out as _Layout says), without their tape (the tape holds the trace: that would be
-        # a cycle) and, for ops and backward steps, as plain facts (see op and step).
+        # a cycle) and, for ops and backward steps, as their records and raw values (see op and step).
         self.pending: list = []
         trace._recorder = self
         self.max_events = max_events
@@ -176,9 +173,12 @@ class _Converter:
         self._wait_or_now(mark, _can_wait(kind, p))
 
     # The two announcements of every op and every backward step (see _context.emit).  They
-    # write the record's plain facts and raw values into the waiting list, in the order
-    # _OP and _STEP declare: a waiting announcement holds no tensor, record, op view or
-    # container of its own, so a traced loop leaves the garbage collector nothing new to walk.
+    # write the record and raw values into the waiting list, in the order _OP and _STEP
+    # declare: a waiting announcement holds no tensor, op view or container of its own, only
+    # the record its tape made (immutable: the event is built from it when the trace is read)
+    # and NumPy values, so a traced loop leaves the garbage collector little new to walk.  The
+    # record also holds the values its rule reads, which are small when the announcement waits;
+    # a record with a rule of its own (custom_gradient: its closure may hold anything) never waits.
     def op(self, tape, rec, out, inputs) -> None:
         tid = tape._id
         if tid not in self.tapes:
@@ -186,27 +186,23 @@ class _Converter:
         pending = self.pending
         v = out._value
         scalars = _SCALAR_TYPES
-        if len(pending) < self.limit and (type(v) in scalars or _small_raw(v)):
+        if len(pending) < self.limit and (type(v) in scalars or _small_raw(v)) and rec[RULE] is None:
             # An op of one or two plain op results (no variable, no name), all small: it waits, written
             # here without a call (on every op of a traced loop; _op_in_full writes the others).
-            # (The record's facts, not the record: it holds values its tape lets go of in the backward pass.)
-            # (rec[:FACTS] written out: a slice unpacked into the tuple cost half as much again, on every op.)
             n = len(inputs)
             if n == 2:
                 a, b = inputs
                 if type(a) is EagerTensor and type(b) is EagerTensor:
                     x, y = a._value, b._value
                     if (type(x) in scalars or _small_raw(x)) and (type(y) in scalars or _small_raw(y)):
-                        pending += (_Converter.on_op, tid, rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6],
-                                    rec[7], rec[8], rec[9], v, 2, x, y)
+                        pending += (_Converter.on_op, tid, rec, v, 2, x, y)
                         return
             elif n == 1:
                 a = inputs[0]
                 if type(a) is EagerTensor:
                     x = a._value
                     if type(x) in scalars or _small_raw(x):
-                        pending += (_Converter.on_op, tid, rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6],
-                                    rec[7], rec[8], rec[9], v, 1, x)
+                        pending += (_Converter.on_op, tid, rec, v, 1, x)
                         return
         self._op_in_full(tid, rec, out, inputs)
 
@@ -217,8 +213,8 @@ class _Converter:
         pending = self.pending
         mark = len(pending)
         v = out._value
-        pending += (_Converter.on_op, tid, *rec[:FACTS], v, len(inputs))
-        waits = _write_inputs(pending, inputs) and _small_raw(v)
+        pending += (_Converter.on_op, tid, rec, v, len(inputs))
+        waits = _write_inputs(pending, inputs) and _small_raw(v) and rec[RULE] is None
         self._wait_or_now(mark, waits)
 
     def step(self, tape, rec, step, upstream, sent) -> None:
@@ -229,10 +225,9 @@ class _Converter:
         mark = len(pending)
         up = upstream._value
         n = len(sent)
-        pending += (_Converter.on_backward_step, tid, rec[ID], rec[PRIM].type, rec[IN_IDS], rec[OUT_ID], step, up,
-                    n >> 2)
+        pending += (_Converter.on_backward_step, tid, rec, step, up, n >> 2)
         scalars = _SCALAR_TYPES
-        waits = type(up) in scalars or _small_raw(up)
+        waits = (type(up) in scalars or _small_raw(up)) and rec[RULE] is None
         for j in range(0, n, 4):  # (position, gradient, total, count: the tensors written as their values)
             g, t = sent[j + 1]._value, sent[j + 2]._value
             pending += (sent[j], g, t, sent[j + 3])
@@ -300,7 +295,7 @@ class _Converter:
         return k + _PAYLOAD.size
 
     def on_op(self, tid, buf, k):
-        node = _OpView(from_facts(buf[k:k + FACTS]))
+        node = _OpView(buf[k + _OP.record])
         (slots,), end = _OP.columns(buf, k)
         names, labels, raws = _input_columns(slots)
         value = summarize(buf[k + _OP.value], _head(node.type))
@@ -346,17 +341,18 @@ class _Converter:
 
     def on_backward_step(self, tid, buf, k):
         # The step's event, then one accumulate event per input that got a gradient.
-        node, in_ids = buf[k + _STEP.node], buf[k + _STEP.inputs]
+        rec = buf[k + _STEP.record]
+        node, in_ids = rec[ID], rec[IN_IDS]
         (positions, given, sums, tally), end = _STEP.columns(buf, k)
         n = len(in_ids)
         sent, totals, counts = [None] * n, [None] * n, [0] * n
         for j, i in enumerate(positions):
             sent[i], totals[i], counts[i] = given[j], sums[j], tally[j]
-        op_type = buf[k + _STEP.op_type]
+        op_type = rec[PRIM].type
         head = _head(op_type)
         grads = tuple([summarize(g, head) for g in sent])
         self._add(BackwardStep, tid, node=node, op_type=op_type, step=int(buf[k + _STEP.step]),
-                  inputs=tuple(in_ids), output=buf[k + _STEP.output],
+                  inputs=tuple(in_ids), output=rec[OUT_ID],
                   upstream=summarize(buf[k + _STEP.upstream], head), grads=grads)
         for i, g in enumerate(sent):
             if g is not None:
