@@ -198,9 +198,10 @@ def name_scope(name: str):
 # ---------------------------------------------------------------------------
 # The engine announces an op and a backward step one way, ``state.audience.op(tape,
 # record, output, inputs)`` and ``state.audience.step(tape, record, step, upstream, sent)``
-# (``sent``: a flat list, four items per input the step gave a gradient to, in input order:
-# its position, the gradient, that input's total so far and how many gradients it has had),
-# and everything else with ``emit(kind, **payload)``; both only while ``LISTENING[0]``.  A listener is an object with those two methods that is also called
+# (``sent``: a flat list, three items per input the step gave a gradient to, in input order:
+# its position, the gradient and that input's total so far; how many gradients each has had
+# a listener counts itself, see ``_record.GradientCounts``), and everything else with
+# ``emit(kind, **payload)``; both only while ``LISTENING[0]``.  A listener is an object with those two methods that is also called
 # as ``listener(kind, payload)`` for the other kinds: a trace is one
 # (``_recording._Converter``); ``extend.announcements`` wraps a plain callable in
 # ``_record.Payloads``, which hands it every kind as a payload dict of its own.

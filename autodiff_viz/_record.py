@@ -364,6 +364,47 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
             accumulators[k]._on_op(k, prim, inputs, attrs, out, rule)
 
 
+class GradientCounts:
+    """How many gradients each tensor has had in the backward pass of each tape, as a listener hears it.
+
+    The engine hands a backward step's gradients and totals (``state.audience.step``) and a
+    listener that shows how many terms a total sums counts them here: a pass starts afresh at
+    ``gradient_begin`` and at each ``gradient_row`` (a Jacobian's passes) of its tape, a target's
+    seed (``accumulate``) comes with its count, and each gradient a step sends adds one.
+
+    >>> counts = GradientCounts()
+    >>> counts.start(1); counts.seed(1, 7, 1)
+    >>> counts.add(1, 7), counts.add(1, 8)
+    (2, 1)
+    """
+
+    __slots__ = ("of_tape",)
+
+    def __init__(self):
+        self.of_tape: dict = {}  # tape id -> {tensor id: gradients so far}, for the pass running on it
+
+    def start(self, tape_id) -> None:
+        self.of_tape[tape_id] = {}
+
+    def seed(self, tape_id, tensor_id, count) -> None:
+        self.of_tape.setdefault(tape_id, {})[tensor_id] = count
+
+    def add(self, tape_id, tensor_id) -> int:
+        """One more gradient for ``tensor_id``: how many it has had in this pass."""
+        counts = self.of_tape.get(tape_id)
+        if counts is None:
+            counts = self.of_tape[tape_id] = {}
+        c = counts[tensor_id] = counts.get(tensor_id, 0) + 1
+        return c
+
+    def heard(self, kind, payload) -> None:
+        """Follow an announcement (``_context.emit``'s kinds) that starts a pass or seeds a target."""
+        if kind == "gradient_begin" or kind == "gradient_row":
+            self.start(payload["tape"]._id)
+        elif kind == "accumulate":
+            self.seed(payload["tape"]._id, payload["tensor_id"], payload["count"])
+
+
 class Payloads:
     """A listener that is a plain callable ``(kind, payload)``, as ``extend.announcements`` takes one.
 
@@ -376,12 +417,14 @@ class Payloads:
     [('tape_end', ['tape'])]
     """
 
-    __slots__ = ("listener",)
+    __slots__ = ("listener", "counts")
 
     def __init__(self, listener):
         self.listener = listener
+        self.counts = GradientCounts()
 
     def __call__(self, kind, payload) -> None:
+        self.counts.heard(kind, payload)
         self.listener(kind, payload)
 
     def op(self, tape, rec, output, inputs) -> None:
@@ -390,11 +433,13 @@ class Payloads:
         self.listener("op", {"tape": tape, "node": node, "output": output, "inputs": inputs})
 
     def step(self, tape, rec, step, upstream, sent) -> None:
-        n = len(rec[IN_IDS])
+        in_ids = rec[IN_IDS]
+        n = len(in_ids)
         grads, totals, counts = [None] * n, [None] * n, [0] * n
-        for j in range(0, len(sent), 4):  # (see _context: position, gradient, total, count)
+        for j in range(0, len(sent), 3):  # (see _context: position, gradient, total)
             i = sent[j]
-            grads[i], totals[i], counts[i] = sent[j + 1], sent[j + 2], sent[j + 3]
+            grads[i], totals[i] = sent[j + 1], sent[j + 2]
+            counts[i] = self.counts.add(tape._id, in_ids[i])
         node = Op(rec, rec[INPUTS] or (None,) * n, (rec[OUTPUT],))  # (the values the rule read)
         self.listener("backward_step", {"tape": tape, "node": node, "upstream": upstream, "input_grads": tuple(grads),
                                         "step": step, "totals": tuple(totals), "counts": tuple(counts)})

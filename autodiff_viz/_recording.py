@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _backend, _context
 from . import events as _events
-from ._record import ID, IN_IDS, OUT_ID, PRIM, RULE, Op as _OpView
+from ._record import ID, IN_IDS, OUT_ID, PRIM, RULE, GradientCounts, Op as _OpView
 from ._registry import PRIMITIVES
 from ._forward import ForwardAccumulator
 from ._tape import GradientTape
@@ -116,9 +116,9 @@ _PAYLOAD = _Layout(("payload",))
 # label and raw value together (see _write_inputs).
 _OP = _Layout(("record", "value", "n_inputs"), row=("input",))
 # A backward step: its record, the step number and the upstream gradient's raw value;
-# per input sent a gradient (as the engine hands them, see _context): its position, the gradient,
-# its total so far and how many it has had.
-_STEP = _Layout(("record", "step", "upstream", "n_sent"), row=("position", "sent", "total", "count"))
+# per input sent a gradient (as the engine hands them, see _context): its position, the gradient
+# and its total so far (how many it has had is counted when the event is made).
+_STEP = _Layout(("record", "step", "upstream", "n_sent"), row=("position", "sent", "total"))
 
 
 
@@ -142,6 +142,7 @@ class _Converter:
         self.tensors = tensors  # id -> live tensor, only for trace(keep_tensors=True)
         self.in_gradient: list[int] = []  # tapes whose backward pass is running (innermost last)
         self.calls: dict[int, int] = {}
+        self.counts = GradientCounts()  # how many gradients each tensor has had (backward_step, accumulate)
         self.tapes: set[int] = set()
         # Summaries made once per value: an op's output is summarized when its event is made, and
         # reused where it is another op's input (a step's gradients, likewise, in its accumulate events).
@@ -225,12 +226,12 @@ class _Converter:
         mark = len(pending)
         up = upstream._value
         n = len(sent)
-        pending += (_Converter.on_backward_step, tid, rec, step, up, n >> 2)
+        pending += (_Converter.on_backward_step, tid, rec, step, up, n // 3)
         scalars = _SCALAR_TYPES
         waits = (type(up) in scalars or _small_raw(up)) and rec[RULE] is None
-        for j in range(0, n, 4):  # (position, gradient, total, count: the tensors written as their values)
+        for j in range(0, n, 3):  # (position, gradient, total: the tensors written as their values)
             g, t = sent[j + 1]._value, sent[j + 2]._value
-            pending += (sent[j], g, t, sent[j + 3])
+            pending += (sent[j], g, t)
             if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
                 waits = False
         if not waits or mark >= self.limit:
@@ -325,6 +326,7 @@ class _Converter:
             del self.in_gradient[self.in_gradient.index(tid):]
         self.in_gradient.append(tid)
         self.calls[tid] = self.calls.get(tid, 0) + 1
+        self.counts.start(tid)
         targets, sources = p["targets"], p["sources"]
         self._add(GradientBegin, tid, call=self.calls[tid], method=p.get("method", "gradient"),
                   targets=tuple(t._id for t in targets), sources=tuple(s._id for s in sources),
@@ -336,6 +338,7 @@ class _Converter:
 
     def on_gradient_row(self, tid, buf, k):
         p = buf[k + _PAYLOAD.payload]
+        self.counts.start(tid)  # (each row is a backward pass of its own)
         self._add(GradientRow, tid, row=p["row"], rows=p["rows"], index=p["index"])
         return k + _PAYLOAD.size
 
@@ -343,11 +346,11 @@ class _Converter:
         # The step's event, then one accumulate event per input that got a gradient.
         rec = buf[k + _STEP.record]
         node, in_ids = rec[ID], rec[IN_IDS]
-        (positions, given, sums, tally), end = _STEP.columns(buf, k)
+        (positions, given, sums), end = _STEP.columns(buf, k)
         n = len(in_ids)
         sent, totals, counts = [None] * n, [None] * n, [0] * n
         for j, i in enumerate(positions):
-            sent[i], totals[i], counts[i] = given[j], sums[j], tally[j]
+            sent[i], totals[i], counts[i] = given[j], sums[j], self.counts.add(tid, in_ids[i])
         op_type = rec[PRIM].type
         head = _head(op_type)
         grads = tuple([summarize(g, head) for g in sent])
@@ -363,9 +366,11 @@ class _Converter:
 
     def on_accumulate(self, tid, buf, k):  # (a target's seed: the steps' own come with backward_step)
         p = buf[k + _PAYLOAD.payload]
+        count = int(p.get("count", 1))
+        self.counts.seed(tid, p["tensor_id"], count)
         contribution, total = p["contribution"], p["total"]
         c = summarize(contribution)
-        self._add(Accumulate, tid, tensor=p["tensor_id"], node=None, count=int(p.get("count", 1)), contribution=c,
+        self._add(Accumulate, tid, tensor=p["tensor_id"], node=None, count=count, contribution=c,
                   total=c if total is contribution else summarize(total), seed=contribution._id)
         return k + _PAYLOAD.size
 

@@ -337,7 +337,7 @@ class GradientTape:
                                      f"for {len(in_ids)} inputs")
             if emitting:
                 step += 1
-                sent = []  # per input given a gradient: its position, the gradient, its total now, how many
+                sent = []  # per input given a gradient: its position, the gradient and its total now
             i = -1
             for gi in in_grads:
                 i += 1
@@ -353,8 +353,7 @@ class GradientTape:
                 prev = grads.get(tid)
                 grads[tid] = total = gi if prev is None else add(prev, gi)
                 if emitting:
-                    counts[tid] = c = counts.get(tid, 0) + 1
-                    sent += (i, gi, total, c)
+                    sent += (i, gi, total)
             if emitting:
                 # One announcement for the step and what it added to each input's gradient.
                 audience.step(self, rec, step, g, sent)

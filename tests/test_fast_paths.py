@@ -237,7 +237,7 @@ def test_the_waiting_list_layouts_name_their_offsets():
     lay = _recording._OP
     assert (lay.record, lay.value, lay.n_inputs, lay.row) == (0, 1, 2, 1)
     step = _recording._STEP
-    assert (step.record, step.n_sent, step.size, step.row) == (0, 3, 4, 4)
+    assert (step.record, step.n_sent, step.size, step.row) == (0, 3, 4, 3)
 
 
 def test_a_waiting_op_holds_its_tapes_record_and_one_with_a_rule_of_its_own_never_waits():
