@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import warnings
 import weakref
 
@@ -196,14 +197,14 @@ class _Converter:
                 if type(a) is EagerTensor and type(b) is EagerTensor:
                     x, y = a._value, b._value
                     if (type(x) in scalars or _small_raw(x)) and (type(y) in scalars or _small_raw(y)):
-                        pending += (_Converter.on_op, tid, rec, v, 2, x, y)
+                        pending += (_ON_OP, tid, rec, v, 2, x, y)
                         return
             elif n == 1:
                 a = inputs[0]
                 if type(a) is EagerTensor:
                     x = a._value
                     if type(x) in scalars or _small_raw(x):
-                        pending += (_Converter.on_op, tid, rec, v, 1, x)
+                        pending += (_ON_OP, tid, rec, v, 1, x)
                         return
         self._op_in_full(tid, rec, out, inputs)
 
@@ -214,7 +215,7 @@ class _Converter:
         pending = self.pending
         mark = len(pending)
         v = out._value
-        pending += (_Converter.on_op, tid, rec, v, len(inputs))
+        pending += (_ON_OP, tid, rec, v, len(inputs))
         waits = _write_inputs(pending, inputs) and _small_raw(v) and rec[RULE] is None
         self._wait_or_now(mark, waits)
 
@@ -223,19 +224,30 @@ class _Converter:
         if tid not in self.tapes:
             self._tape_id(tape)
         pending = self.pending
-        mark = len(pending)
         up = upstream._value
+        if len(sent) == 3 and len(pending) < self.limit:
+            # One input given a gradient (the commonest step), all small: it waits, written without a loop.
+            scalars = _SCALAR_TYPES
+            g, t = sent[1]._value, sent[2]._value
+            if ((type(up) in scalars or _small_raw(up)) and (type(g) in scalars or _small_raw(g))
+                    and (t is g or type(t) in scalars or _small_raw(t)) and rec[RULE] is None):
+                pending += (_ON_STEP, tid, rec, step, up, 1, sent[0], g, t)
+                return
+        self._step_in_full(tid, rec, step, up, sent)
+
+    def _step_in_full(self, tid, rec, step, up, sent) -> None:
+        """Any backward step: it waits if it can (see ``__init__``), else becomes its events now."""
+        pending = self.pending
+        mark = len(pending)
         n = len(sent)
-        pending += (_Converter.on_backward_step, tid, rec, step, up, n // 3)
-        scalars = _SCALAR_TYPES
-        waits = (type(up) in scalars or _small_raw(up)) and rec[RULE] is None
+        pending += (_ON_STEP, tid, rec, step, up, n // 3)
+        waits = _small_raw(up) and rec[RULE] is None
         for j in range(0, n, 3):  # (position, gradient, total: the tensors written as their values)
             g, t = sent[j + 1]._value, sent[j + 2]._value
             pending += (sent[j], g, t)
-            if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
+            if waits and not (_small_raw(g) and (t is g or _small_raw(t))):
                 waits = False
-        if not waits or mark >= self.limit:
-            self._wait_or_now(mark, False)
+        self._wait_or_now(mark, waits)
 
     def _tape_id(self, tape) -> int:
         tid = tape._id
@@ -264,7 +276,7 @@ class _Converter:
         """
         if self.tensors is not None:
             return 0
-        return math.inf if self.max_events is None else 3 * (self.max_events - len(self.events))
+        return _NO_LIMIT if self.max_events is None else 3 * (self.max_events - len(self.events))
 
     def flush(self) -> None:
         """Turn every waiting announcement into its event, in order."""
@@ -415,6 +427,10 @@ class _Converter:
         return k + _PAYLOAD.size
 
 
+
+# What ops and steps write first in their entries, read without the class (on every op of a traced loop).
+_ON_OP, _ON_STEP = _Converter.on_op, _Converter.on_backward_step
+_NO_LIMIT = sys.maxsize  # (the waiting list's length bound without max_events: an int compares faster than inf)
 # One function per event kind, shared by live recording and :func:`from_tape` (whose
 # notes hold the same payloads the hooks announce).
 def watch_fields(t, auto: bool) -> dict:
