@@ -370,7 +370,8 @@ class GradientCounts:
     The engine hands a backward step's gradients and totals (``state.audience.step``) and a
     listener that shows how many terms a total sums counts them here: a pass starts afresh at
     ``gradient_begin`` and at each ``gradient_row`` (a Jacobian's passes) of its tape, a target's
-    seed (``accumulate``) comes with its count, and each gradient a step sends adds one.
+    seed (``accumulate``) comes with its count, each gradient a step sends adds one, and
+    ``gradient_end`` lets the pass's counts go.
 
     >>> counts = GradientCounts()
     >>> counts.start(1); counts.seed(1, 7, 1)
@@ -386,6 +387,9 @@ class GradientCounts:
     def start(self, tape_id) -> None:
         self.of_tape[tape_id] = {}
 
+    def end(self, tape_id) -> None:
+        self.of_tape.pop(tape_id, None)
+
     def seed(self, tape_id, tensor_id, count) -> None:
         self.of_tape.setdefault(tape_id, {})[tensor_id] = count
 
@@ -398,11 +402,13 @@ class GradientCounts:
         return c
 
     def heard(self, kind, payload) -> None:
-        """Follow an announcement (``_context.emit``'s kinds) that starts a pass or seeds a target."""
+        """Follow an announcement (``_context.emit``'s kinds) that starts or ends a pass, or seeds a target."""
         if kind == "gradient_begin" or kind == "gradient_row":
             self.start(payload["tape"]._id)
         elif kind == "accumulate":
             self.seed(payload["tape"]._id, payload["tensor_id"], payload["count"])
+        elif kind == "gradient_end":
+            self.end(payload["tape"]._id)
 
 
 class Payloads:

@@ -388,6 +388,7 @@ class _Converter:
 
     def on_gradient_end(self, tid, buf, k):
         p = buf[k + _PAYLOAD.payload]
+        self.counts.end(tid)
         if tid in self.in_gradient:
             del self.in_gradient[self.in_gradient.index(tid):]
         self._add(GradientEnd, tid, sources=tuple(s._id for s in p["sources"]),
