@@ -393,11 +393,16 @@ class GradientCounts:
     def seed(self, tape_id, tensor_id, count) -> None:
         self.of_tape.setdefault(tape_id, {})[tensor_id] = count
 
-    def add(self, tape_id, tensor_id) -> int:
-        """One more gradient for ``tensor_id``: how many it has had in this pass."""
+    def now(self, tape_id) -> dict:
+        """``{tensor id: gradients so far}`` in the pass running on the tape (a step adds one for each it sends)."""
         counts = self.of_tape.get(tape_id)
         if counts is None:
             counts = self.of_tape[tape_id] = {}
+        return counts
+
+    def add(self, tape_id, tensor_id) -> int:
+        """One more gradient for ``tensor_id``: how many it has had in this pass."""
+        counts = self.now(tape_id)
         c = counts[tensor_id] = counts.get(tensor_id, 0) + 1
         return c
 

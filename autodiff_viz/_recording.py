@@ -361,8 +361,11 @@ class _Converter:
         (positions, given, sums), end = _STEP.columns(buf, k)
         n = len(in_ids)
         sent, totals, counts = [None] * n, [None] * n, [0] * n
+        tally = self.counts.now(tid)
         for j, i in enumerate(positions):
-            sent[i], totals[i], counts[i] = given[j], sums[j], self.counts.add(tid, in_ids[i])
+            t = in_ids[i]
+            sent[i], totals[i] = given[j], sums[j]
+            counts[i] = tally[t] = tally.get(t, 0) + 1
         op_type = rec[PRIM].type
         head = _head(op_type)
         grads = tuple([summarize(g, head) for g in sent])
@@ -514,6 +517,12 @@ def _write_inputs(buf, inputs) -> bool:
 
 def _input_columns(slots) -> tuple:
     """The inputs' variable names, labels and raw values, from the slots :func:`_write_inputs` wrote."""
+    for s in slots:
+        if type(s) is _Named:
+            break
+    else:  # (the common case: plain op results, no names; the lists are only read)
+        nones = [None] * len(slots)
+        return nones, nones, slots
     names, labels, raws = [None] * len(slots), [None] * len(slots), list(slots)
     for i, s in enumerate(slots):
         if type(s) is _Named:
