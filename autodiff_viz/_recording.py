@@ -30,7 +30,8 @@ import numpy as np
 
 from . import _backend, _context
 from . import events as _events
-from ._record import ID, IN_IDS, OUT_ID, PRIM, RULE, GradientCounts, Op as _OpView
+from ._gradient_counts import GradientCounts
+from ._record import ID, IN_IDS, OUT_ID, PRIM, RULE, Op as _OpView
 from ._registry import PRIMITIVES
 from ._forward import ForwardAccumulator
 from ._tape import GradientTape
