@@ -198,7 +198,7 @@ def name_scope(name: str):
 # ---------------------------------------------------------------------------
 # The engine announces an op and a backward step one way, ``state.audience.op(tape,
 # record, output, inputs)`` and ``state.audience.step(tape, record, step, upstream, sent)``
-# (``sent``: a flat list, three items per input the step gave a gradient to, in input order:
+# (``sent``: a flat tuple, three items per input the step gave a gradient to, in input order:
 # its position, the gradient and that input's total so far; how many gradients each has had
 # a listener counts itself, see ``_gradient_counts``), and everything else with
 # ``emit(kind, **payload)``; both only while ``LISTENING[0]``.  A listener is an object with those two methods that is also called

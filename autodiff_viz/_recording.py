@@ -188,23 +188,25 @@ class _Converter:
             self._tape_id(tape)
         pending = self.pending
         v = out._value
-        scalars = _SCALAR_TYPES
-        if len(pending) < self.limit and (type(v) in scalars or _small_raw(v)) and rec[RULE] is None:
-            # An op of one or two plain op results (no variable, no name), all small: it waits, written
-            # here without a call (on every op of a traced loop; _op_in_full writes the others).
+        if len(pending) < self.limit and rec[RULE] is None:
+            # An op of one or two plain op results (no variable, no name), all NumPy scalars of one
+            # type or small: it waits, written here without a call (on every op of a traced loop;
+            # _op_in_full writes the others).
+            tv = type(v)
+            one_type = tv in _SCALAR_TYPES
             n = len(inputs)
             if n == 2:
                 a, b = inputs
                 if type(a) is EagerTensor and type(b) is EagerTensor:
                     x, y = a._value, b._value
-                    if (type(x) in scalars or _small_raw(x)) and (type(y) in scalars or _small_raw(y)):
+                    if (one_type and type(x) is tv and type(y) is tv) or (_small_raw(v) and _small_raw(x) and _small_raw(y)):
                         pending += (_ON_OP, tid, rec, v, 2, x, y)
                         return
             elif n == 1:
                 a = inputs[0]
                 if type(a) is EagerTensor:
                     x = a._value
-                    if type(x) in scalars or _small_raw(x):
+                    if (one_type and type(x) is tv) or (_small_raw(v) and _small_raw(x)):
                         pending += (_ON_OP, tid, rec, v, 1, x)
                         return
         self._op_in_full(tid, rec, out, inputs)
@@ -226,14 +228,23 @@ class _Converter:
             self._tape_id(tape)
         pending = self.pending
         up = upstream._value
-        if len(sent) == 3 and len(pending) < self.limit:
-            # One input given a gradient (the commonest step), all small: it waits, written without a loop.
-            scalars = _SCALAR_TYPES
-            g, t = sent[1]._value, sent[2]._value
-            if ((type(up) in scalars or _small_raw(up)) and (type(g) in scalars or _small_raw(g))
-                    and (t is g or type(t) in scalars or _small_raw(t)) and rec[RULE] is None):
-                pending += (_ON_STEP, tid, rec, step, up, 1, sent[0], g, t)
-                return
+        n = len(sent)
+        if n <= 6 and len(pending) < self.limit and rec[RULE] is None:
+            # One or two inputs given a gradient (nearly every step), all NumPy scalars of one type or
+            # small: it waits, written without a loop.
+            tu = type(up)
+            one_type = tu in _SCALAR_TYPES
+            if n == 3:
+                g, t = sent[1]._value, sent[2]._value
+                if (one_type and type(g) is tu and type(t) is tu) or (_small_raw(up) and _small_raw(g) and _small_raw(t)):
+                    pending += (_ON_STEP, tid, rec, step, up, 1, sent[0], g, t)
+                    return
+            elif n == 6:
+                g, t, h, u = sent[1]._value, sent[2]._value, sent[4]._value, sent[5]._value
+                if ((one_type and type(g) is tu and type(t) is tu and type(h) is tu and type(u) is tu)
+                        or (_small_raw(up) and _small_raw(g) and _small_raw(t) and _small_raw(h) and _small_raw(u))):
+                    pending += (_ON_STEP, tid, rec, step, up, 2, sent[0], g, t, sent[3], h, u)
+                    return
         self._step_in_full(tid, rec, step, up, sent)
 
     def _step_in_full(self, tid, rec, step, up, sent) -> None:
@@ -242,13 +253,15 @@ class _Converter:
         mark = len(pending)
         n = len(sent)
         pending += (_ON_STEP, tid, rec, step, up, n // 3)
-        waits = _small_raw(up) and rec[RULE] is None
+        scalars = _SCALAR_TYPES
+        waits = (type(up) in scalars or _small_raw(up)) and rec[RULE] is None
         for j in range(0, n, 3):  # (position, gradient, total: the tensors written as their values)
             g, t = sent[j + 1]._value, sent[j + 2]._value
             pending += (sent[j], g, t)
-            if waits and not (_small_raw(g) and (t is g or _small_raw(t))):
+            if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
                 waits = False
-        self._wait_or_now(mark, waits)
+        if not waits or mark >= self.limit:
+            self._wait_or_now(mark, False)
 
     def _tape_id(self, tape) -> int:
         tid = tape._id

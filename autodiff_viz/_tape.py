@@ -337,7 +337,7 @@ class GradientTape:
                                      f"for {len(in_ids)} inputs")
             if emitting:
                 step += 1
-                sent = []  # per input given a gradient: its position, the gradient and its total now
+                sent = ()  # per input given a gradient: its position, the gradient and its total now
             i = -1
             for gi in in_grads:
                 i += 1
