@@ -30,8 +30,8 @@ import itertools
 import numpy as _np
 
 from ._context import LISTENING, state
-from ._gradient_counts import GradientCounts
 from ._dtypes import of_dtype
+from ._gradient_counts import GradientCounts
 
 _record_ids = itertools.count(1).__next__
 

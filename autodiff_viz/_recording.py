@@ -608,8 +608,10 @@ def trace(keep_tensors: bool = False, max_events: int | None = DEFAULT_MAX_EVENT
 
     A trace collects the events of the thread that opened it only: another
     thread's tapes are not in it.  It holds every event until it closes, so
-    its memory grows with the work done inside it (a few KB per op once
-    read: ``benchmarks/trace_memory.py``); past ``max_events`` later events are dropped with one warning
+    its memory grows with the work done inside it (on scalars about 1.2 KB
+    per op and 1.3 KB per backward step once read, 0.1 and 0.3 KB while its
+    small values wait unread; on 1,000 values 2 and 3 KB: ``benchmarks/trace_memory.py``);
+    past ``max_events`` later events are dropped with one warning
     (``tr.dropped`` counts them; ``None`` for no limit).  Trace a few steps
     to look at, not a whole training run.  The tapes it saw keep it alive
     (so ``viz.graph(tape)`` finds their events); the package itself holds
