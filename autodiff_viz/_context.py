@@ -35,7 +35,7 @@ class _Nobody:
     def op(self, tape, rec, output, inputs) -> None:
         pass
 
-    def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
+    def step(self, tape, rec, step, upstream, sent) -> None:
         pass
 
 
@@ -54,9 +54,9 @@ class _Everyone:
         for listener in self.listeners:
             listener.op(tape, rec, output, inputs)
 
-    def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
+    def step(self, tape, rec, step, upstream, sent) -> None:
         for listener in self.listeners:
-            listener.step(tape, node, step, upstream, grads, totals, counts)
+            listener.step(tape, rec, step, upstream, sent)
 
 
 class _State(threading.local):
@@ -210,9 +210,11 @@ def name_scope(name: str):
 # Hooks: where the engine announces what it does (ad.trace() listens)
 # ---------------------------------------------------------------------------
 # The engine announces an op and a backward step one way, ``state.audience.op(tape,
-# record, output, inputs)`` and ``state.audience.step(tape, node, step, upstream, grads,
-# totals, counts)``, and everything else with ``emit(kind, **payload)``; both only while
-# ``LISTENING[0]``.  A listener is an object with those two methods that is also called
+# record, output, inputs)`` and ``state.audience.step(tape, record, step, upstream, sent)``
+# (``sent``: a flat tuple, three items per input the step gave a gradient to, in input order:
+# its position, the gradient and that input's total so far; how many gradients each has had
+# a listener counts itself, see ``_gradient_counts``), and everything else with
+# ``emit(kind, **payload)``; both only while ``LISTENING[0]``.  A listener is an object with those two methods that is also called
 # as ``listener(kind, payload)`` for the other kinds: a trace is one
 # (``_recording._Converter``); ``extend.announcements`` wraps a plain callable in
 # ``_record.Payloads``, which hands it every kind as a payload dict of its own.

@@ -31,6 +31,7 @@ import numpy as _np
 
 from ._context import ACCUMULATING, LISTENING, SCOPED, state
 from ._dtypes import of_dtype
+from ._gradient_counts import GradientCounts
 
 _record_ids = itertools.count(1).__next__
 
@@ -408,12 +409,14 @@ class Payloads:
     [('tape_end', ['tape'])]
     """
 
-    __slots__ = ("listener",)
+    __slots__ = ("listener", "counts")
 
     def __init__(self, listener):
         self.listener = listener
+        self.counts = GradientCounts()
 
     def __call__(self, kind, payload) -> None:
+        self.counts.heard(kind, payload)
         self.listener(kind, payload)
 
     def op(self, tape, rec, output, inputs) -> None:
@@ -421,7 +424,15 @@ class Payloads:
         node._r = rec
         self.listener("op", {"tape": tape, "node": node, "output": output, "inputs": inputs})
 
-    def step(self, tape, node, step, upstream, grads, totals, counts) -> None:
+    def step(self, tape, rec, step, upstream, sent) -> None:
+        in_ids = rec[IN_IDS]
+        n = len(in_ids)
+        grads, totals, counts = [None] * n, [None] * n, [0] * n
+        for j in range(0, len(sent), 3):  # (see _context: position, gradient, total)
+            i = sent[j]
+            grads[i], totals[i] = sent[j + 1], sent[j + 2]
+            counts[i] = self.counts.add(tape._id, in_ids[i])
+        node = Op(rec, rec[INPUTS] or (None,) * n, (rec[OUTPUT],))  # (the values the rule read)
         self.listener("backward_step", {"tape": tape, "node": node, "upstream": upstream, "input_grads": tuple(grads),
                                         "step": step, "totals": tuple(totals), "counts": tuple(counts)})
 

@@ -320,9 +320,6 @@ class GradientTape:
                     in_grads := direct(rec, g, reach)) is not None:
                 # (A direct rule returns a tuple, one tensor or None per input, or None to leave it to the rule.)
                 op = None
-                if emitting:  # the step's op view for the listeners (inputs and outputs fill in when read)
-                    view = new_op(Op)
-                    view._r = rec
             else:
                 if rule is missing:
                     raise LookupError(f"gradient registry has no entry for: {prim.type}")
@@ -345,8 +342,7 @@ class GradientTape:
                                          f"for {len(in_ids)} inputs")
             if emitting:
                 step += 1
-                n_in = len(in_ids)
-                sent, totals, tally = [None] * n_in, [None] * n_in, [0] * n_in
+                sent = ()  # per input given a gradient: its position, the gradient and its total now
             i = -1
             for gi in in_grads:
                 i += 1
@@ -362,11 +358,10 @@ class GradientTape:
                 prev = grads.get(tid)
                 grads[tid] = total = gi if prev is None else add(prev, gi)
                 if emitting:
-                    sent[i], totals[i] = gi, total
-                    counts[tid] = tally[i] = counts.get(tid, 0) + 1
+                    sent += (i, gi, total)
             if emitting:
                 # One announcement for the step and what it added to each input's gradient.
-                audience.step(self, op or view, step, g, sent, totals, tally)
+                audience.step(self, rec, step, g, sent)
             if free:
                 if saved is not None or output is not None or own_rule is not None:
                     # released(rec), from the fields at hand

@@ -235,9 +235,31 @@ def test_waiting_announcements_become_the_events_made_at_once():
 
 def test_the_waiting_list_layouts_name_their_offsets():
     lay = _recording._OP
-    assert lay.value == _record.FACTS and lay.n_inputs == _record.FACTS + 1 and lay.row == 3
+    assert (lay.record, lay.value, lay.n_inputs, lay.row) == (0, 1, 2, 1)
     step = _recording._STEP
-    assert (step.node, step.n_inputs, step.size, step.row) == (0, 6, 7, 3)
+    assert (step.record, step.n_sent, step.size, step.row) == (0, 3, 4, 3)
+
+
+def test_a_waiting_op_holds_its_tapes_record_and_one_with_a_rule_of_its_own_never_waits():
+    # A custom_gradient's closure may hold anything (here a large array): its record must not wait.
+    big = np.ones(100_000)
+
+    @ad.custom_gradient
+    def f(v):
+        return v * 2.0, lambda up: up * 2.0 + float(big[0]) * 0.0
+
+    x = ad.constant(1.5)
+    with ad.trace() as tr:
+        with ad.GradientTape() as t:
+            t.watch(x)
+            y = f(x) * 3.0
+        waiting = [s for s in tr._recorder.pending if type(s) is tuple and len(s) == len(_record._FIELDS)]
+        assert t._records[-1] in waiting and all(rec[_record.RULE] is None for rec in waiting)
+        assert any(s is t._records[-1] for s in waiting)  # the record itself, not a copy
+        g = t.gradient(y, x)
+    assert float(g) == 6.0
+    ops = [e for e in tr.events if e.kind == "op"]
+    assert [e.op_type for e in ops] == ["IdentityN", "Mul"] and ops[1].in_values[1].head == (3.0,)
 
 
 # -- no cycles: a finished trace and its tapes go with their last name ---------------
