@@ -88,7 +88,7 @@ class _Layout:
     Every entry begins with its head, ``_ENTRY_HEAD`` slots: its handler and
     its tape's id.  Then come ``after`` slots read as a block, its ``fields``
     in order (each name an offset attribute: ``_OP.value``; the last one
-    counts the rows), then, for ops and backward steps, that many ``row``\ s
+    counts the rows), then, for ops and backward steps, that many rows
     of values: one per input of an op, one per input a step sent a gradient to.  The writers
     (``_Converter.op`` and ``.step``) append in this order; the handlers
     (``on_*``) read by these names and return where the next entry starts.
