@@ -27,7 +27,7 @@ def _collapse(model: GraphModel, collapse):
             return None
         return fold, lambda: Node(id=n.id, kind=SCOPE, label=fold.split("/")[-1],
                                   scope=fold.rsplit("/", 1)[0] if "/" in fold else "", backward_of=n.backward_of,
-                                  notes=[f"This box folds the ops of name scope {fold}."])
+                                  notes=(f"This box folds the ops of name scope {fold}.",))
     _fold(model, box_of)
 
 
@@ -50,7 +50,7 @@ def fold_middle(model: GraphModel, keep: int, note: str) -> int:
         if not head <= node.id < tail:
             return None
         return "folded", lambda: Node(id=node.id, kind=SCOPE, label=f"{tail - head:,} boxes folded",
-                                      notes=["This box folds the middle of a graph too big to lay out."])
+                                      notes=("This box folds the middle of a graph too big to lay out.",))
     _fold(model, box_of, keep_backward=False)
     model.remarks.append(note.format(folded=tail - head))
     model.reindex()

@@ -299,7 +299,5 @@ def mark(model, events) -> list:
         if n is None:
             continue
         n.nonfinite = True
-        text = note(o)
-        if text not in n.notes:
-            n.notes.append(text)
+        n.note(note(o))
     return found
