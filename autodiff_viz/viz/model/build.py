@@ -338,9 +338,10 @@ class _Builder:
             return
         node = self.by_raw_node.get(e.node)
         if node is None:
-            ins = [self.leaf(i, shape, dt, val, nm) if self.by_raw_tensor.get(i) is None
-                   or self.by_raw_tensor[i].is_leaf else self.by_raw_tensor[i]
-                   for i, shape, dt, val, nm in _zip_inputs(e)]
+            ins = []
+            for k, i in enumerate(e.inputs):
+                src = self.by_raw_tensor.get(i)
+                ins.append(self.leaf(i, *_input_facts(e, k)) if src is None or src.is_leaf else src)
             shown = W.op_name(e.op_type, e.attrs)  # a custom_gradient box: the function's name
             node = self.new_node(kind=OP, label=self.given.get(e.output, shown), op=shown,
                                  tensor=self.tnum(e.output),
@@ -420,11 +421,8 @@ def _distinct_variables(model: GraphModel, b: _Builder):
                 n.label = f"{scope.split('/')[-1]}/{n.label}"
 
 
-def _zip_inputs(e: ev.Op):
-    n = len(e.inputs)
-
-    def get(seq, i, default):
-        return seq[i] if i < len(seq) else default
-    for i in range(n):
-        yield e.inputs[i], get(e.in_shapes, i, ()), get(e.in_dtypes, i, ""), get(e.in_values, i, None), \
-            get(e.in_names, i, None)
+def _input_facts(e: ev.Op, k: int) -> tuple:
+    """Input ``k``'s shape, dtype, value and name as the op event keeps them (``()``, ``""``, ``None``
+    where it keeps fewer)."""
+    return (e.in_shapes[k] if k < len(e.in_shapes) else (), e.in_dtypes[k] if k < len(e.in_dtypes) else "",
+            e.in_values[k] if k < len(e.in_values) else None, e.in_names[k] if k < len(e.in_names) else None)
