@@ -27,15 +27,30 @@ The rooms, each owning one role; imports run down this list, never up it:
 >>> "Mul" in g.source
 True
 """
-from ._explain import Explanation, explain
+import importlib
+
 from ._graph import Graph, GraphvizNotFound, LayoutBudgetExceeded, graph
-from ._animate import Animation, animate
-from .run.explore import Explorer, explore
-from .run.plots import plot_derivatives, plot_fd_error
-from .run.layer_gradients import gradient_norms, plot_gradient_norms
 # The colours every picture uses, by name, and the order curves take them: for plots of your own that match.
 from .draw.look import CURVE_COLOURS, PALETTE
 
+# The other faces are imported on first use, as ``ad.viz`` itself is: a graph drawn in a fresh process
+# does not wait for the player's, the explainer's and the plots' modules.
+_ON_FIRST_USE = {"explain": "._explain", "Explanation": "._explain", "animate": "._animate",
+                 "Animation": "._animate", "explore": ".run.explore", "Explorer": ".run.explore",
+                 "plot_derivatives": ".run.plots", "plot_fd_error": ".run.plots",
+                 "gradient_norms": ".run.layer_gradients", "plot_gradient_norms": ".run.layer_gradients"}
+
 __all__ = ["graph", "Graph", "GraphvizNotFound", "LayoutBudgetExceeded", "explain", "Explanation", "animate",
-           "Animation", "explore", "Explorer", "plot_derivatives", "plot_fd_error", "gradient_norms", "plot_gradient_norms", "PALETTE",
-           "CURVE_COLOURS"]
+           "Animation", "explore", "Explorer", "plot_derivatives", "plot_fd_error", "gradient_norms",
+           "plot_gradient_norms", "PALETTE", "CURVE_COLOURS"]
+
+
+def __getattr__(name):
+    where = _ON_FIRST_USE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(where, __name__), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ON_FIRST_USE))

@@ -343,7 +343,7 @@ def animate(source, *args, names=None, title=None, rankdir="auto", vary=None, sp
         return _animate_function(source, args, names, title, rankdir, vary, span, points, linked,
                                  dict(shown, collapse=collapse), gradient_size)
     found = _source.events_of(source, family=True)
-    labels = {} if names is False else _source.caller_names(_source.nameable_ids(found.events))
+    labels = {} if names is False else _source.caller_names(lambda: _source.nameable_ids(found.events))
     labels.update(_source.name_map(names or None))
     model = _build.build(found.events, names=labels, subscripts=True, traced=found.traced, collapse=collapse)
     story = _story.build_story(found.events, model, title, **shown)

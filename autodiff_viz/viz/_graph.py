@@ -352,7 +352,7 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     source_ids = _source.ids(sources)
     if prune is None:
         prune = target is not None and sources is not None
-    labels = {} if names is False else _source.caller_names(_source.nameable_ids(found.events))
+    labels = {} if names is False else _source.caller_names(lambda: _source.nameable_ids(found.events))
     labels.update(_source.name_map(names or None))
     model = _build.build(found.events, tape=found.tape, target=target_ids, sources=source_ids, gradient=gradient,
                          prune=prune, collapse=collapse, names=labels, traced=found.traced)

@@ -208,7 +208,7 @@ def _unmark_condition(d, select):
     for n in d.m.nodes:
         if n.id in cond and n.broken:
             n.broken = False
-            n.notes = [t for t in n.notes if t != "This op passes no gradient back."]
+            n.notes = tuple(t for t in n.notes if t != "This op passes no gradient back.")
 
 
 def _slopes_on(d, path):

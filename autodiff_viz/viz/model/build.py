@@ -174,115 +174,19 @@ class _Builder:
         return node
 
     def model(self) -> GraphModel:
-        events = self.events
-        # First pass: what is watched, and variable names (a watch may come after the first use).
-        for e in events:
-            if isinstance(e, ev.Watch) and self.keep(e):
-                prev = self.watch.get(e.tensor)
-                if prev is None or (prev.auto and not e.auto):
-                    self.watch[e.tensor] = e
-                if e.name:
-                    self.names[e.tensor] = e.name
-                if e.label:
-                    self.labels[e.tensor] = e.label
-            elif isinstance(e, ev.Op):
-                for i, nm in zip(e.inputs, e.in_names):
-                    if nm:
-                        self.names[i] = nm
-                for i, lab in zip(e.inputs, e.in_labels):
-                    if lab:
-                        self.labels[i] = lab
-            elif isinstance(e, ev.State) and e.name:
-                self.names[e.variable] = e.name
-            elif isinstance(e, ev.Accumulate) and e.node is None and e.seed is not None:
-                self.seeds[e.seed] = e.tensor
-            elif isinstance(e, ev.ForwardBegin):
-                self.forward.add(e.tape)
-        for e in events:
-            t = self.tape_index(e.tape)
-            if isinstance(e, ev.TapeBegin):
-                t.parent = self.tape_index(e.parent).index if e.parent is not None else None
-                t.persistent = e.persistent
-                t.watch_accessed_variables = e.watch_accessed_variables
-            elif isinstance(e, ev.TapeReset) and self.keep(e):
-                t.spent = False
-            elif isinstance(e, ev.Watch):
-                if self.keep(e):
-                    self.leaf(e.tensor, e.value.shape if e.value else (), e.value.dtype if e.value else "",
-                              e.value, e.name)
-            elif isinstance(e, ev.Op):
-                self.on_op(e, t)
-            elif isinstance(e, ev.OpSkipped):
-                if self.keep(e):
-                    self.on_skipped(e, t)
-            elif isinstance(e, ev.Leave):
-                if self.keep(e):
-                    src = self.by_raw_tensor.get(e.tensor) or self.left_leaf(e)
-                    sink = self.new_node(kind=NUMPY, label="NumPy", op=e.how, shape=src.shape, dtype=src.dtype,
-                                         scope=src.scope, backward_of=src.backward_of)
-                    src.notes.append(f"It left the package through {e.how}, so the tape cannot follow it further.")
-                    self.edges.append(Edge(src.id, sink.id, 0, kind="leave"))
-            elif isinstance(e, ev.State):
-                if self.keep(e):
-                    node = self.by_raw_tensor.get(e.variable) or self.leaf(e.variable, value=e.value, name=e.name)
-                    note = f"{e.how} changed it on the tape, so its earlier history is not recorded."
-                    if note not in node.notes:
-                        node.notes.append(note)
-            elif isinstance(e, ev.GradientBegin):
-                t.gradient_calls += 1
-                if self.keep(e) or self.tape_filter is None:
-                    self.gradients.append(Gradient(tape=t.index, call=e.call, method=e.method,
-                                                   targets=e.targets, sources=e.sources,
-                                                   source_names=e.source_names))
-                    value = e.target_values[0] if e.target_values else None
-                    if value is not None:  # a jacobian's rows count the elements of this shape
-                        shape = tuple(value.shape)
-                        self.row_shapes[id(self.gradients[-1])] = shape[1:] if e.method == "batch_jacobian" else shape
-            elif isinstance(e, ev.BackwardStep):
-                g = self.current_gradient(t)
-                if e.node in self.windows and g is not None:
-                    self.windows[e.node][1].append(((t.index, g.call), e))
-                rows = self.rows.get((t.index, g.call)) if g is not None else None
-                for i, s in enumerate(e.grads):
-                    edge = self.edge_at.get((e.node, i))
-                    if edge is not None:
-                        edge.grad = s
-                        if rows is not None:  # one row of a Jacobian: stacked when the call ends
-                            rows.put(("edge", id(edge)), rows.row, s)
-                        elif g is not None:
-                            edge.grads[(t.index, g.call)] = s
-            elif isinstance(e, ev.Accumulate):
-                g = self.current_gradient(t)
-                node = self.by_raw_tensor.get(e.tensor)
-                if node is not None and g is not None and e.total is not None:
-                    rows = self.rows.get((t.index, g.call))
-                    if rows is not None:
-                        rows.put(("node", node.id), rows.row, e.total)
-                    else:
-                        node.grads[(t.index, g.call)] = e.total
-            elif isinstance(e, ev.GradientRow):
-                g = self.current_gradient(t)
-                if g is not None:
-                    g.rows = e.rows
-                    rows = self.rows.setdefault((t.index, g.call), _rows.Rows(e.rows, self.row_shapes.get(id(g), ())))
-                    rows.row = e.row
-            elif isinstance(e, ev.ForwardBegin):
-                t.forward = True
-            elif isinstance(e, ev.Tangent):
-                if self.keep(e):
-                    node = self.by_raw_tensor.get(e.tensor)
-                    if node is not None:
-                        node.tangent = e.tangent
-            elif isinstance(e, ev.GradientEnd):
-                g = self.current_gradient(t)
-                if g is not None:
-                    g.results = e.results
-                    g.done = True
-                    rows = self.rows.get((t.index, g.call))
-                    if rows is not None:
-                        self.stack_rows(g, rows, e)
-                if e.spent:
-                    t.spent = True
+        self.read_names()
+        handle = {"tape_begin": self.on_tape_begin, "tape_reset": self.on_tape_reset, "watch": self.on_watch,
+                  "op": self.on_op, "op_skipped": self.on_skipped, "leave": self.on_leave, "state": self.on_state,
+                  "gradient_begin": self.on_gradient_begin, "backward_step": self.on_backward_step,
+                  "accumulate": self.on_accumulate, "gradient_row": self.on_gradient_row,
+                  "forward_begin": self.on_forward_begin, "tangent": self.on_tangent,
+                  "gradient_end": self.on_gradient_end}
+        tapes = self.tapes
+        for e in self.events:  # one dict lookup per event, not a chain of isinstance tests
+            t = tapes.get(e.tape) or self.tape_index(e.tape)
+            on = handle.get(e.kind)
+            if on is not None:
+                on(e, t)
         for raw, (op, steps) in self.windows.items():
             _window.attach(self.by_raw_node[raw], op, steps)
         for n in self.nodes:
@@ -292,6 +196,120 @@ class _Builder:
                           gradients=self.gradients, scopes=list(self.scopes),
                           selected_tape=self.tapes[self.tape_filter].index
                           if self.tape_filter in self.tapes else None)
+
+    def read_names(self):
+        """First pass: what is watched, and variable names (a watch may come after the first use)."""
+        for e in self.events:
+            kind = e.kind
+            if kind == "watch" and self.keep(e):
+                prev = self.watch.get(e.tensor)
+                if prev is None or (prev.auto and not e.auto):
+                    self.watch[e.tensor] = e
+                if e.name:
+                    self.names[e.tensor] = e.name
+                if e.label:
+                    self.labels[e.tensor] = e.label
+            elif kind == "op":
+                for i, nm in zip(e.inputs, e.in_names):
+                    if nm:
+                        self.names[i] = nm
+                for i, lab in zip(e.inputs, e.in_labels):
+                    if lab:
+                        self.labels[i] = lab
+            elif kind == "state" and e.name:
+                self.names[e.variable] = e.name
+            elif kind == "accumulate" and e.node is None and e.seed is not None:
+                self.seeds[e.seed] = e.tensor
+            elif kind == "forward_begin":
+                self.forward.add(e.tape)
+
+    # -- one method per event kind (``t``: the event's tape) ---------------------------------
+    def on_tape_begin(self, e: ev.TapeBegin, t: Tape):
+        t.parent = self.tape_index(e.parent).index if e.parent is not None else None
+        t.persistent = e.persistent
+        t.watch_accessed_variables = e.watch_accessed_variables
+
+    def on_tape_reset(self, e: ev.TapeReset, t: Tape):
+        if self.keep(e):
+            t.spent = False
+
+    def on_watch(self, e: ev.Watch, t: Tape):
+        if self.keep(e):
+            self.leaf(e.tensor, e.value.shape if e.value else (), e.value.dtype if e.value else "", e.value, e.name)
+
+    def on_leave(self, e: ev.Leave, t: Tape):
+        if self.keep(e):
+            src = self.by_raw_tensor.get(e.tensor) or self.left_leaf(e)
+            sink = self.new_node(kind=NUMPY, label="NumPy", op=e.how, shape=src.shape, dtype=src.dtype,
+                                 scope=src.scope, backward_of=src.backward_of)
+            src.notes += (f"It left the package through {e.how}, so the tape cannot follow it further.",)
+            self.edges.append(Edge(src.id, sink.id, 0, kind="leave"))
+
+    def on_state(self, e: ev.State, t: Tape):
+        if self.keep(e):
+            node = self.by_raw_tensor.get(e.variable) or self.leaf(e.variable, value=e.value, name=e.name)
+            node.note(f"{e.how} changed it on the tape, so its earlier history is not recorded.")
+
+    def on_gradient_begin(self, e: ev.GradientBegin, t: Tape):
+        t.gradient_calls += 1
+        if self.keep(e) or self.tape_filter is None:
+            self.gradients.append(Gradient(tape=t.index, call=e.call, method=e.method, targets=e.targets,
+                                           sources=e.sources, source_names=e.source_names))
+            value = e.target_values[0] if e.target_values else None
+            if value is not None:  # a jacobian's rows count the elements of this shape
+                shape = tuple(value.shape)
+                self.row_shapes[id(self.gradients[-1])] = shape[1:] if e.method == "batch_jacobian" else shape
+
+    def on_backward_step(self, e: ev.BackwardStep, t: Tape):
+        g = self.current_gradient(t)
+        if e.node in self.windows and g is not None:
+            self.windows[e.node][1].append(((t.index, g.call), e))
+        rows = self.rows.get((t.index, g.call)) if g is not None else None
+        for i, s in enumerate(e.grads):
+            edge = self.edge_at.get((e.node, i))
+            if edge is not None:
+                edge.grad = s
+                if rows is not None:  # one row of a Jacobian: stacked when the call ends
+                    rows.put(("edge", id(edge)), rows.row, s)
+                elif g is not None:
+                    edge.grads[(t.index, g.call)] = s
+
+    def on_accumulate(self, e: ev.Accumulate, t: Tape):
+        g = self.current_gradient(t)
+        node = self.by_raw_tensor.get(e.tensor)
+        if node is not None and g is not None and e.total is not None:
+            rows = self.rows.get((t.index, g.call))
+            if rows is not None:
+                rows.put(("node", node.id), rows.row, e.total)
+            else:
+                node.grads[(t.index, g.call)] = e.total
+
+    def on_gradient_row(self, e: ev.GradientRow, t: Tape):
+        g = self.current_gradient(t)
+        if g is not None:
+            g.rows = e.rows
+            rows = self.rows.setdefault((t.index, g.call), _rows.Rows(e.rows, self.row_shapes.get(id(g), ())))
+            rows.row = e.row
+
+    def on_forward_begin(self, e: ev.ForwardBegin, t: Tape):
+        t.forward = True
+
+    def on_tangent(self, e: ev.Tangent, t: Tape):
+        if self.keep(e):
+            node = self.by_raw_tensor.get(e.tensor)
+            if node is not None:
+                node.tangent = e.tangent
+
+    def on_gradient_end(self, e: ev.GradientEnd, t: Tape):
+        g = self.current_gradient(t)
+        if g is not None:
+            g.results = e.results
+            g.done = True
+            rows = self.rows.get((t.index, g.call))
+            if rows is not None:
+                self.stack_rows(g, rows, e)
+        if e.spent:
+            t.spent = True
 
     def stack_rows(self, g: Gradient, rows: _rows.Rows, end: ev.GradientEnd):
         """A Jacobian call's gradients: every row of each tensor and edge stacked (a source: the engine's result)."""
@@ -320,9 +338,10 @@ class _Builder:
             return
         node = self.by_raw_node.get(e.node)
         if node is None:
-            ins = [self.leaf(i, shape, dt, val, nm) if self.by_raw_tensor.get(i) is None
-                   or self.by_raw_tensor[i].is_leaf else self.by_raw_tensor[i]
-                   for i, shape, dt, val, nm in _zip_inputs(e)]
+            ins = []
+            for k, i in enumerate(e.inputs):
+                src = self.by_raw_tensor.get(i)
+                ins.append(self.leaf(i, *_input_facts(e, k)) if src is None or src.is_leaf else src)
             shown = W.op_name(e.op_type, e.attrs)  # a custom_gradient box: the function's name
             node = self.new_node(kind=OP, label=self.given.get(e.output, shown), op=shown,
                                  tensor=self.tnum(e.output),
@@ -342,11 +361,13 @@ class _Builder:
             node.tapes = node.tapes + (t.index,)
 
     def on_skipped(self, e: ev.OpSkipped, t: Tape):
+        if not self.keep(e):
+            return
         ins = [self.by_raw_tensor.get(i) or self.leaf(i) for i in e.inputs]
         node = self.new_node(kind=SKIPPED, label=e.op_type, op=e.op_type, tensor=self.tnum(e.output),
                              shape=tuple(e.shape),
                              dtype=e.dtype, value=e.value, scope=e.scope, _raw=e.output)
-        node.notes.append(f"Not recorded: it ran under {e.reason}.")
+        node.notes += (f"Not recorded: it ran under {e.reason}.",)
         self.by_raw_tensor[e.output] = node
         t.skipped_ops += 1
         for i, src in enumerate(ins):
@@ -400,11 +421,8 @@ def _distinct_variables(model: GraphModel, b: _Builder):
                 n.label = f"{scope.split('/')[-1]}/{n.label}"
 
 
-def _zip_inputs(e: ev.Op):
-    n = len(e.inputs)
-
-    def get(seq, i, default):
-        return seq[i] if i < len(seq) else default
-    for i in range(n):
-        yield e.inputs[i], get(e.in_shapes, i, ()), get(e.in_dtypes, i, ""), get(e.in_values, i, None), \
-            get(e.in_names, i, None)
+def _input_facts(e: ev.Op, k: int) -> tuple:
+    """Input ``k``'s shape, dtype, value and name as the op event keeps them (``()``, ``""``, ``None``
+    where it keeps fewer)."""
+    return (e.in_shapes[k] if k < len(e.in_shapes) else (), e.in_dtypes[k] if k < len(e.in_dtypes) else "",
+            e.in_values[k] if k < len(e.in_values) else None, e.in_names[k] if k < len(e.in_names) else None)

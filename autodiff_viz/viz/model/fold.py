@@ -25,9 +25,10 @@ def _collapse(model: GraphModel, collapse):
         fold = folded_scope(n.scope, collapse) if n.kind in (OP, SKIPPED, NUMPY) else None
         if fold is None:
             return None
-        return fold, lambda: Node(id=n.id, kind=SCOPE, label=fold.split("/")[-1],
-                                  scope=fold.rsplit("/", 1)[0] if "/" in fold else "", backward_of=n.backward_of,
-                                  notes=[f"This box folds the ops of name scope {fold}."])
+        return fold, lambda first: Node(id=first.id, kind=SCOPE, label=fold.split("/")[-1],
+                                        scope=fold.rsplit("/", 1)[0] if "/" in fold else "",
+                                        backward_of=first.backward_of,
+                                        notes=(f"This box folds the ops of name scope {fold}.",))
     _fold(model, box_of)
 
 
@@ -46,11 +47,11 @@ def fold_middle(model: GraphModel, keep: int, note: str) -> int:
     head = keep // 2
     tail = n - (keep - head)
 
+    folded = ("folded", lambda first: Node(id=first.id, kind=SCOPE, label=f"{tail - head:,} boxes folded",
+                                           notes=("This box folds the middle of a graph too big to lay out.",)))
+
     def box_of(node: Node):
-        if not head <= node.id < tail:
-            return None
-        return "folded", lambda: Node(id=node.id, kind=SCOPE, label=f"{tail - head:,} boxes folded",
-                                      notes=["This box folds the middle of a graph too big to lay out."])
+        return folded if head <= node.id < tail else None
     _fold(model, box_of, keep_backward=False)
     model.remarks.append(note.format(folded=tail - head))
     model.reindex()
@@ -58,12 +59,15 @@ def fold_middle(model: GraphModel, keep: int, note: str) -> int:
 
 
 def _fold(model: GraphModel, box_of, keep_backward=True):
-    """Fold nodes into boxes: ``box_of(node)`` is ``None`` or ``(key, make_box)``; one box per key (and per
+    """Fold nodes into boxes: ``box_of(node)`` is ``None`` or ``(key, make_box)``, ``make_box(first)`` making
+    the box from the first node it folds; one box per key (and per
     backward pass, with ``keep_backward``).  A box counts the ops it holds; leaves fold in uncounted.
     Edges through a box merge (``Edge.count``).  Linear in the size of the graph."""
     boxes: dict[tuple, Node] = {}
     members: dict[int, list] = {}   # box id -> ids of the ops it folds
     folds: dict[int, list] = {}     # box id -> their outputs' tensor ids (a tuple grown op by op is quadratic)
+    tapes: dict[int, dict] = {}     # box id -> the tapes of the ops it folds, in order, once each
+    last_grads: dict[int, Node] = {}  # box id -> the last op it folds that has gradients (the box shows them)
     owner: dict[int, int] = {}
     new_nodes = []
     any_dimmed = any(n.dimmed for n in model.nodes)
@@ -75,8 +79,8 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         key = (found[0], n.backward_of if keep_backward else None)
         box = boxes.get(key)
         if box is None:
-            box = boxes[key] = found[1]()
-            members[box.id], folds[box.id] = [], list(box.folds)
+            box = boxes[key] = found[1](n)
+            members[box.id], folds[box.id], tapes[box.id] = [], list(box.folds), dict.fromkeys(box.tapes)
             new_nodes.append(box)
         owner[n.id] = box.id
         box.on_path = box.on_path or n.on_path
@@ -88,12 +92,16 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         folds[box.id].append(n._raw)
         if (n.op or n.label) not in box.op_types:  # the op's type, also where the user named its output
             box.op_types = box.op_types + (n.op or n.label,)
-        box.tapes = tuple(dict.fromkeys(box.tapes + n.tapes))
+        for t in n.tapes:
+            tapes[box.id][t] = None
         box.shape, box.dtype, box.value = n.shape, n.dtype, n.value   # the scope's last output
         if n.grads:
-            box.grads = dict(n.grads)
+            last_grads[box.id] = n
     for box in boxes.values():
         box.members, box.folds = tuple(members[box.id]), tuple(folds[box.id])
+        box.tapes = tuple(tapes[box.id])
+        if box.id in last_grads:
+            box.grads = dict(last_grads[box.id].grads)
         box.dimmed = not box.on_path and box.role is None and any_dimmed and \
             all(model.nodes[m].dimmed for m in box.members if m < len(model.nodes))
     merged: dict[tuple, Edge] = {}

@@ -56,7 +56,7 @@ class Node:
     watched: str | None = None          # 'auto' (variable read on the tape), 'explicit' (tape.watch), 'primal'
     #                                     (followed by a ForwardAccumulator), None
     trainable: bool = True
-    notes: list = field(default_factory=list)   # plain-language remarks ("assign_add on the tape"...)
+    notes: tuple = ()                   # plain-language remarks ("assign_add on the tape"...)
     role: str | None = None             # 'target', 'source' or None
     on_path: bool = False               # lies between the sources and the target
     dimmed: bool = False                # a target is known and this node is not on its path
@@ -69,7 +69,7 @@ class Node:
     formula: str = ""                   # OP: the op in its inputs a, b... ("a · b"), from the primitive table
     partials: tuple = ()                # OP: each input's partial derivative ("b", "a")
     window: object = None               # Conv2D, MaxPool, AvgPool: one output position's window (.window)
-    spreads: list = field(default_factory=list)  # ... and per backward step: (call key, step seq, .window.Spread)
+    spreads: tuple = ()                 # ... and per backward step: (call key, step seq, .window.Spread)
     tangent: ev.Summary | None = None   # forward mode: its tangent ẋ (the last accumulator's that followed it)
     _raw: object = None                 # the event tensor id this node stands for (for matching, not for display)
 
@@ -95,8 +95,13 @@ class Node:
     def mark(self, note: str | None = None) -> None:
         """Draw this node as where something goes wrong (bold vermillion, a ✗), ``note`` beside it once."""
         self.broken, self.dimmed = True, False
-        if note and note not in self.notes:
-            self.notes.append(note)
+        self.note(note)
+
+    def note(self, text: str | None) -> None:
+        """Add a remark to the box, once (remarks are a tuple: most boxes have none, and an empty
+        tuple costs no object; a graph of 20,000 ops makes 40,000 boxes)."""
+        if text and text not in self.notes:
+            self.notes += (text,)
 
 
 @dataclass
@@ -210,15 +215,27 @@ def reachable(model: GraphModel, start, forward=True, kinds=("data",), blocked=(
 
     The one walk of the graph: paths, explanations and marks all use it.
     """
-    nxt: dict[int, list] = {}
+    # Most boxes feed one other box: its successor is kept as a plain int, and a list is made only for
+    # a box that feeds more (a list per box cost the garbage collector a walk of 40,000 lists on a
+    # chain of 20,000 ops).
+    one: dict[int, int] = {}
+    many: dict[int, list] = {}
     for e in model.edges:
         if e.kind in kinds:
             a, b = (e.src, e.dst) if forward else (e.dst, e.src)
-            nxt.setdefault(a, []).append(b)
+            if a not in one:
+                one[a] = b
+            elif a in many:
+                many[a].append(b)
+            else:
+                many[a] = [one[a], b]
     seen = set(start)
     stack = list(seen)
     while stack:
-        for b in nxt.get(stack.pop(), ()):
+        a = stack.pop()
+        if a not in one:
+            continue
+        for b in many.get(a) or (one[a],):
             if b not in seen and b not in blocked:
                 seen.add(b)
                 stack.append(b)

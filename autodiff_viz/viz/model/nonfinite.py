@@ -263,17 +263,21 @@ def origins(events) -> list:
     out: list = []
     seen: set = set()
     for e in events:
-        if e.kind == "op":
+        kind = e.kind
+        if kind == "op":
             if e.node in ops:
                 continue
             ops[e.node] = e
             if not finite(e.value) and all(finite(v) for v in e.in_values):
                 out.append(Origin("forward", e.node, e.output, e.op_type, e.tape, _forward_cause(e)))
-        elif e.kind == "backward_step":
+        elif kind == "backward_step":
             # the sent gradients first: nearly every step sends finite ones, and then nothing else is read
-            bad = [i for i, g in enumerate(e.grads) if g is not None and not finite(g)]
-            if not bad:
+            for g in e.grads:
+                if g is not None and not finite(g):
+                    break
+            else:
                 continue
+            bad = [i for i, g in enumerate(e.grads) if g is not None and not finite(g)]
             op = ops.get(e.node)
             if op is None or not finite(e.upstream) or not all(finite(v) for v in op.in_values):
                 continue
@@ -299,7 +303,5 @@ def mark(model, events) -> list:
         if n is None:
             continue
         n.nonfinite = True
-        text = note(o)
-        if text not in n.notes:
-            n.notes.append(text)
+        n.note(note(o))
     return found

@@ -13,9 +13,10 @@ def _mark_path(model: GraphModel, b, target, sources, gradient):
             pool = [g for g in pool if g.tape == model.selected_tape] or pool
         chosen = pool[call_index([call_name((g.tape, g.call)) for g in pool], gradient)]
         target, sources = chosen.targets, chosen.sources
+        key = (chosen.tape, chosen.call)
         for e in model.edges:  # label the edges with what the chosen call sent, not the last call
             if e.grads:
-                e.grad = e.grads.get((chosen.tape, chosen.call))
+                e.grad = e.grads.get(key)
     tnodes = [b.by_raw_tensor[i] for i in _as_tuple(target) if i in b.by_raw_tensor]
     snodes = [b.by_raw_tensor[i] for i in _as_tuple(sources) if i in b.by_raw_tensor]
     for n in snodes:
@@ -25,8 +26,9 @@ def _mark_path(model: GraphModel, b, target, sources, gradient):
     if not tnodes:
         return
     # a bool or integer tensor (a comparison inside a stable formula) carries no gradient: the tape
-    # never sends one through it, so the path does not pass it either
-    blocked = {n.id for n in model.nodes if not carries_gradient(n.dtype) and n.role is None}
+    # never sends one through it, so the path does not pass it either (dtypes are few: each is asked once)
+    inert = {d for d in {n.dtype for n in model.nodes} if not carries_gradient(d)}
+    blocked = {n.id for n in model.nodes if n.dtype in inert and n.role is None} if inert else ()
     fwd = reachable(model, [n.id for n in snodes], blocked=blocked)
     back = reachable(model, [n.id for n in tnodes], forward=False, blocked=blocked)
     if snodes:

@@ -188,31 +188,45 @@ def name_map(names) -> dict:
 DEFAULT_VARIABLE_NAME = "Variable:0"  # what a Variable is called when it is given no name=
 
 
-def tensor_ids(events) -> set:
-    """Every tensor id the events mention (op inputs and outputs, watched, left, changed)."""
+_ID_FIELDS = ("inputs", "output", "tensor", "variable")
+
+
+def tensor_ids(events, scoped=True) -> set:
+    """Every tensor id the events mention (op inputs and outputs, watched, left, changed).
+
+    ``scoped=False``: all but the outputs of ops run inside a name scope (see :func:`nameable_ids`).
+    """
     out: set = set()
+    drop: set = set()
+    fields_of: dict = {}  # event class -> which of the id fields it has, found once per class
     for e in events:
-        for field in ("inputs", "output", "tensor", "variable"):
-            v = getattr(e, field, None)
+        names = fields_of.get(type(e))
+        if names is None:
+            names = fields_of[type(e)] = tuple(f for f in _ID_FIELDS if hasattr(e, f))
+        for field in names:
+            v = getattr(e, field)
             if isinstance(v, tuple):
                 out.update(v)
             elif isinstance(v, int):
                 out.add(v)
-    return out
+        if not scoped and e.kind == "op" and e.scope:
+            drop.add(e.output)
+    return out - drop
 
 
 def nameable_ids(events) -> set:
     """The tensors the caller's variable names may label: all but the outputs of ops run inside a
     name scope (a layer, a Module), whose boxes keep the op's name under the layer's own, so that
     ``h = layer(h)`` in a loop never names the last layer's op ``h``."""
-    scoped = {e.output for e in events if getattr(e, "kind", None) == "op" and getattr(e, "scope", "")}
-    return tensor_ids(events) - scoped
+    return tensor_ids(events, scoped=False)
 
 
 def names_in(namespaces, ids=None) -> dict:
     """``{event tensor id: name}`` for the tensors that the namespaces (dicts, nearest first) hold.
 
-    Only tensors whose id is in ``ids`` (all when ``None``); names that start
+    Only tensors whose id is in ``ids`` (all when ``None``; a function that gives the set is called
+    only when the namespaces hold a tensor, so a picture drawn where no tensor is named reads no
+    events for it); names that start
     with ``_`` are skipped (IPython's ``_``, ``_1``...); a tensor held by several
     names gets the shortest one of the nearest namespace; a variable keeps the
     ``name=`` it was given (only an unnamed ``Variable`` takes its Python name), and
@@ -231,7 +245,7 @@ def names_in(namespaces, ids=None) -> dict:
             if not isinstance(name, str) or name.startswith("_") or not rec.is_tensor(value):
                 continue
             tid = rec.tensor_id(value)
-            if tid in out or (ids is not None and tid not in ids):
+            if tid in out:
                 continue
             own = rec.variable_name(value)
             if own is not None and own != DEFAULT_VARIABLE_NAME:
@@ -241,11 +255,15 @@ def names_in(namespaces, ids=None) -> dict:
             if tid not in mine or len(name) < len(mine[tid]):
                 mine[tid] = name
         out.update(mine)
+    if ids is not None and out:  # an id left out here is left out of every namespace alike
+        keep = ids() if callable(ids) else ids
+        out = {tid: name for tid, name in out.items() if tid in keep}
     return out
 
 
 def caller_names(ids) -> dict:
-    """The names that the code drawing a picture gives the tensors in ``ids`` (see :func:`names_in`).
+    """The names that the code drawing a picture gives the tensors in ``ids`` (a set, or a function that
+    gives it: see :func:`names_in`).
 
     Frames are told apart by their source file.  Searched: the first frame
     whose code is not in this package (the user's cell, script, function or

@@ -389,7 +389,7 @@ def attach(node, op: ev.Op, steps) -> None:
     """Put ``op``'s window on its view-model ``node``, and the spread of each of its backward ``steps``
     (``[(call key, step event)]``); the position is the first step's largest gradient."""
     node.window = window(op, steps[0][1] if steps else None)
-    node.spreads = [(key, step.seq, spread(node.window, step)) for key, step in steps]
+    node.spreads = tuple((key, step.seq, spread(node.window, step)) for key, step in steps)
 
 
 def player_lines(node, seq: int | None = None) -> list:
