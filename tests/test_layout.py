@@ -2,6 +2,7 @@
 import shutil
 import subprocess
 import sys
+import re
 import time
 
 import pytest
@@ -321,6 +322,40 @@ def test_a_loaded_trace_with_one_op_of_many_inputs_finishes_every_view():
     anim = viz.animate(loaded)
     assert len(anim.data["layout"]["nodes"]) == n + 1 and "layered layout" in anim.data["layout"]["note"]
     assert anim.to_html().count('"from"') >= n
+
+
+def test_collapsed_scopes_past_the_budget_fold_in_the_middle_without_a_cycle():
+    # A folded name scope sits where its first op was and the constants it reads come after it:
+    # folding a run of ids (or of positions) put a scope and its constants on both sides of the
+    # fold, and the layout refused the cycle.
+    x = ad.constant(1.0)
+    with ad.trace():
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for block in range(120):
+                with ad.name_scope(f"block{block}"):
+                    for _ in range(50):
+                        y = y * 1.001
+        tape.gradient(y, x)
+    m = viz.graph(tape, collapse=True).model
+    total = int(re.search(r"([\d,]+) boxes and", m.remarks[-1]).group(1).replace(",", ""))
+    box = next(n for n in m.nodes if n.label.endswith("boxes folded"))
+    assert int(box.label.split()[0].replace(",", "")) == total - (len(m.nodes) - 1)  # the count is what went
+    ins = {n.id: 0 for n in m.nodes}  # Kahn's walk: every box is reached, so there is no cycle
+    for e in m.edges:
+        ins[e.dst] += 1
+    ready, seen = [i for i, k in ins.items() if k == 0], 0
+    while ready:
+        i = ready.pop()
+        seen += 1
+        for e in m.edges:
+            if e.src == i:
+                ins[e.dst] -= 1
+                if ins[e.dst] == 0:
+                    ready.append(e.dst)
+    assert seen == len(m.nodes)
+    assert m.nodes[0].label == "x" and m.nodes[0].role == "source"
 
 
 def test_graphs_and_animations_share_one_auto_direction_rule(monkeypatch):

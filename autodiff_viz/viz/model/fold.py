@@ -46,16 +46,35 @@ def fold_middle(model: GraphModel, keep: int, note: str) -> int:
         return 0
     head = keep // 2
     tail = n - (keep - head)
-
-    folded = ("folded", lambda first: Node(id=first.id, kind=SCOPE, label=f"{tail - head:,} boxes folded",
+    middle = _middle(model, head, tail)
+    count = len(middle)
+    folded = ("folded", lambda first: Node(id=first.id, kind=SCOPE, label=f"{count:,} boxes folded",
                                            notes=("This box folds the middle of a graph too big to lay out.",)))
 
     def box_of(node: Node):
-        return folded if head <= node.id < tail else None
+        return folded if node.id in middle else None
     _fold(model, box_of, keep_backward=False)
-    model.remarks.append(note.format(folded=tail - head))
+    model.remarks.append(note.format(folded=count))
     model.reindex()
-    return tail - head
+    return count
+
+
+def _middle(model: GraphModel, head: int, tail: int) -> set:
+    """Ids of the nodes ``fold_middle`` folds: those at positions ``head`` to ``tail`` of the recording order.
+
+    Chosen by position, not by id (after ``collapse`` or ``prune`` ids are not positions).  A
+    leaf (a constant) can be listed after the box that reads it (a folded scope sits where its
+    first op was): folded with the middle while its reader stays in the head, the fold would
+    feed a box that feeds the fold, a cycle.  So a leaf in the middle folds only if nothing
+    before the middle reads it; ops keep their recording order, which no edge runs against.
+    """
+    pos = {node.id: k for k, node in enumerate(model.nodes)}
+    readers: dict[int, list] = {}
+    for e in model.edges:
+        readers.setdefault(e.src, []).append(e.dst)
+    fed = {e.dst for e in model.edges}
+    return {node.id for node in model.nodes[head:tail]
+            if node.id in fed or all(pos[d] >= head for d in readers.get(node.id, ()))}
 
 
 def _fold(model: GraphModel, box_of, keep_backward=True):
