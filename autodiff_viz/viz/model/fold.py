@@ -69,12 +69,9 @@ def _middle(model: GraphModel, head: int, tail: int) -> set:
     before the middle reads it; ops keep their recording order, which no edge runs against.
     """
     pos = {node.id: k for k, node in enumerate(model.nodes)}
-    readers: dict[int, list] = {}
-    for e in model.edges:
-        readers.setdefault(e.src, []).append(e.dst)
+    read_early = {e.src for e in model.edges if pos[e.dst] < head}  # (sets of ints: nothing for the GC to walk)
     fed = {e.dst for e in model.edges}
-    return {node.id for node in model.nodes[head:tail]
-            if node.id in fed or all(pos[d] >= head for d in readers.get(node.id, ()))}
+    return {node.id for node in model.nodes[head:tail] if node.id in fed or node.id not in read_early}
 
 
 def _fold(model: GraphModel, box_of, keep_backward=True):
