@@ -103,7 +103,8 @@ def _pow(rec, g, reach):
     xv, pv = x._value, p._value
     if xv.dtype.kind != "f":
         return None
-    return wrap((g._value * pv) * _POW(_np, xv, pv - pv.dtype.type(1))), None
+    # (A Python 1 takes pv's floating dtype, as NumPy promotes it: the bits of pv.dtype.type(1), without making it.)
+    return wrap((g._value * pv) * _POW(_np, xv, pv - 1)), None
 
 
 def _reduce_back(gv, attrs, shape):

@@ -353,7 +353,8 @@ def _pow(xp, x, p):
         if e == 2.0:
             return x * x
         if e == 1.0:
-            return xp.positive(x)
+            # (A NumPy array's copy in its own memory order holds positive's bits at a third of its cost.)
+            return x.copy("K") if type(x) is _np.ndarray and x.ndim else xp.positive(x)
         if e.is_integer():
             r = xp.abs(x)
             if type(r) is _np.ndarray:  # (a NumPy array is worked on in place: one allocation, not three)

@@ -32,6 +32,7 @@ import numpy as _np
 from ._context import ACCUMULATING, LISTENING, SCOPED, state
 from ._dtypes import of_dtype
 from ._gradient_counts import GradientCounts
+from ._registry import NOT_DIFFERENTIABLE
 
 _record_ids = itertools.count(1).__next__
 
@@ -231,6 +232,12 @@ def _input_facts(values: tuple) -> tuple:
 
 _SHARED: dict = {}
 
+# The array libraries' dtypes seen to be floating (``_tape._floating`` adds them; shared by threads: a fact
+# about each dtype, only ever added to).  A record whose output dtype is not among them, or whose primitive
+# is declared not differentiable, may pass no gradient on: its tapes are marked (``_stops``), so that a
+# backward pass walks their records to find what it reaches (``_tape._backward``).
+FLOATING: set = set()
+
 
 def _shared(facts: tuple) -> tuple:
     """One tuple for all records with these input shapes.
@@ -296,7 +303,8 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
     What it asks of each entry of the tape stack: ``_recording``, ``_spent``,
     ``_auto`` (watch trainable variables on read), ``_live`` (the ids it
     watches), ``_records`` (a list, if it records), ``_watch_variable(var,
-    auto)`` and ``_note(kind, **info)``.  A ``GradientTape`` answers them; so does
+    auto)`` and ``_note(kind, **info)``; a tape that takes a record passing no
+    gradient on (see :data:`FLOATING`) gets ``_stops = True``.  A ``GradientTape`` answers them; so does
     the stand-in ``_custom._VariableReads`` (while a ``custom_gradient`` function runs).
     """
     # One and two inputs (nearly every op) are asked about by name, and their record is built
@@ -331,6 +339,7 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
             if x._id not in live and y._id not in live:
                 continue  # (custom_gradient's collector watches nothing: it only notes the reads)
         if rec is None:
+            stops = prim.grad is NOT_DIFFERENTIABLE or out._value.dtype not in FLOATING
             save, save_out, plan = prim.save_inputs, prim.save_output, prim.plan
             if x is None:
                 rec = make_record(prim, inputs, attrs, out, rule, tapes)
@@ -377,6 +386,8 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
                    _record_ids(), saved, out if save_out else None, rule)  # (in the order of the names above)
         tape._records.append(rec)
         live.add(out._id)
+        if stops:
+            tape._stops = True
         if LISTENING[0]:
             state.audience.op(tape, rec, out, inputs)
     if ACCUMULATING[0]:

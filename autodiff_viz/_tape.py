@@ -27,7 +27,7 @@ from . import _backend, _context, _direct_rules, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import of_dtype
-from ._record import IN_IDS, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
+from ._record import FLOATING, IN_IDS, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
 from ._shape import broadcast_axes
 from ._backend import _NUMPY_TYPES
 from ._tensor import ResourceVariable, Tensor
@@ -67,6 +67,8 @@ class GradientTape:
         self._id = _tape_ids()
         self._records: list | None = []
         self._live: set = set()
+        self._watched: set = set()  # the ids in _live that no record gave (watched, or variables read)
+        self._stops = False  # whether a record may pass no gradient on (see _record.FLOATING)
         self._variables: dict = {}
         self._notes: list = []
         self._recording = False
@@ -121,11 +123,13 @@ class GradientTape:
                 self._watch_variable(t, auto=False)
             else:
                 self._live.add(t._id)
+                self._watched.add(t._id)
                 if LISTENING[0]:
                     emit("watch", tape=self, tensor=t, auto=False)
 
     def _watch_variable(self, var, auto):
         self._live.add(var._id)
+        self._watched.add(var._id)
         self._variables[var._id] = var
         if LISTENING[0]:
             emit("watch", tape=self, tensor=var, auto=auto)
@@ -166,6 +170,8 @@ class GradientTape:
         self._records = []
         self._freed = 0
         self._live = set()
+        self._watched = set()
+        self._stops = False
         self._variables = {}
         self._notes = []
         self._spent = False
@@ -213,13 +219,13 @@ class GradientTape:
             self._asked = (tuple([t._id for t in flat_targets]), tuple([s._id for s in flat_sources]))
         ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
                                                                                              flat_targets)
-        for t in flat_targets:
-            if not _floating(t):
+        for t in flat_targets:  # (a dtype seen floating before is found without the call)
+            if t._value.dtype not in _FLOATING and not _floating(t):
                 warnings.warn("The dtype of the target tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{t.dtype.name}", stacklevel=2)
         source_ids = set()  # (the floating sources: _backward would ask each one again)
         for s in flat_sources:
-            if _floating(s):
+            if s._value.dtype in _FLOATING or _floating(s):
                 source_ids.add(s._id)
             else:
                 warnings.warn("The dtype of the source tensor must be floating (e.g. ad.float32) when calling "
@@ -266,29 +272,36 @@ class GradientTape:
         # counts if the tape watches it, or if it is itself a target.
         if source_ids is None:
             source_ids = {s._id for s in sources if _floating(s)}
-        reach = source_ids & self._live
+        not_differentiable = _registry.NOT_DIFFERENTIABLE
+        live = self._live
+        reach = source_ids & live
         for t in targets:
             if t._id in source_ids:
                 reach.add(t._id)
-        # A record without a gradient (stop_gradient, comparisons...) does not pass
-        # reachability on: rules downstream of it never run (as in TF).
-        # Integer and bool results carry no gradient (as in TF): they stop reachability too.
-        not_differentiable = _registry.NOT_DIFFERENTIABLE
-        floating = _FLOATING  # (one set lookup per record, not a dtype query)
-        for rec in records:
-            for i in rec[IN_IDS]:
-                if i in reach:
-                    if rec[RULE] is not None or rec[PRIM].grad is not not_differentiable:
-                        out_dtype = rec[OUT_DTYPE]
-                        if out_dtype in floating or _floating_dtype(out_dtype, floating):
-                            reach.add(rec[OUT_ID])
-                    break
+        if not self._stops and self._watched <= source_ids:
+            # Every id the tape watches is a source and every record passes a gradient on: each record
+            # was taken for an input that was live then (a source, or an earlier record's output), so
+            # every live id is reached, and the walk below would only find that out.
+            reach |= live
+        else:
+            # A record without a gradient (stop_gradient, comparisons...) does not pass
+            # reachability on: rules downstream of it never run (as in TF).
+            # Integer and bool results carry no gradient (as in TF): they stop reachability too.
+            floating = _FLOATING  # (one set lookup per record, not a dtype query)
+            for rec in records:
+                for i in rec[IN_IDS]:
+                    if i in reach:
+                        if rec[RULE] is not None or rec[PRIM].grad is not not_differentiable:
+                            out_dtype = rec[OUT_DTYPE]
+                            if out_dtype in floating or _floating_dtype(out_dtype, floating):
+                                reach.add(rec[OUT_ID])
+                        break
         grads: dict = {}
         counts: dict = {}
         emitting = LISTENING[0]
         audience = state.audience  # (who hears the steps: read once, as ``emitting`` is)
         for t, og in zip(targets, ogs):
-            if t._id not in reach or not _floating(t):
+            if t._id not in reach or t._value.dtype not in _FLOATING and not _floating(t):
                 continue
             seed = og if og is not None else _ones_like(t)
             if emitting or t._id in grads:
@@ -533,9 +546,7 @@ def _floating(t) -> bool:
     return dt in _FLOATING or _floating_dtype(dt, _FLOATING)
 
 
-# The array libraries' dtypes seen to be floating (shared by threads: a fact about each dtype, and only
-# ever added to, one of the few floating dtypes at a time).
-_FLOATING: set = set()
+_FLOATING = FLOATING  # (the dtypes seen to be floating: see _record.FLOATING)
 
 
 _NO_RULES: dict = {}

@@ -83,9 +83,11 @@ class Tensor:
 
     def numpy(self):
         """The value as a host NumPy array (a scalar for 0-d tensors, as in TF)."""
-        if _from_user():
+        if ACTIVE[0] and _from_user():  # (with no tape or accumulator anywhere, no tape has a note to take)
             note_leave(self, "numpy()")
-        v = _backend.to_numpy(self._value)
+        v = self._value
+        if type(v) is not _np.ndarray:  # (a NumPy array is its own host array: to_numpy would return it)
+            v = _backend.to_numpy(v)
         return v[()] if v.ndim == 0 else v
 
     def get_shape(self):
