@@ -232,8 +232,9 @@ def _input_facts(values: tuple) -> tuple:
 
 _SHARED: dict = {}
 
-# The array libraries' dtypes seen to be floating (``_tape._floating`` adds them; shared by threads: a fact
-# about each dtype, only ever added to).  A record whose output dtype is not among them, or whose primitive
+# The classes of the NumPy dtypes seen to be floating (``_tape._floating`` adds them; shared by threads: a
+# fact about each dtype, only ever added to).  Classes, not dtypes: another library's dtype (array_api_strict's)
+# can hash as NumPy's and then warns when compared with it; NumPy's dtype classes are one per type (CuPy uses them).  A record whose output dtype is not among them, or whose primitive
 # is declared not differentiable, may pass no gradient on: its tapes are marked (``_stops``), so that a
 # backward pass walks their records to find what it reaches (``_tape._backward``).
 FLOATING: set = set()
@@ -339,7 +340,7 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
             if x._id not in live and y._id not in live:
                 continue  # (custom_gradient's collector watches nothing: it only notes the reads)
         if rec is None:
-            stops = prim.grad is NOT_DIFFERENTIABLE or out._value.dtype not in FLOATING
+            stops = prim.grad is NOT_DIFFERENTIABLE or out._value.dtype.__class__ not in FLOATING
             save, save_out, plan = prim.save_inputs, prim.save_output, prim.plan
             if x is None:
                 rec = make_record(prim, inputs, attrs, out, rule, tapes)

@@ -220,12 +220,12 @@ class GradientTape:
         ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
                                                                                              flat_targets)
         for t in flat_targets:  # (a dtype seen floating before is found without the call)
-            if t._value.dtype not in _FLOATING and not _floating(t):
+            if t._value.dtype.__class__ not in _FLOATING and not _floating(t):
                 warnings.warn("The dtype of the target tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{t.dtype.name}", stacklevel=2)
         source_ids = set()  # (the floating sources: _backward would ask each one again)
         for s in flat_sources:
-            if s._value.dtype in _FLOATING or _floating(s):
+            if s._value.dtype.__class__ in _FLOATING or _floating(s):
                 source_ids.add(s._id)
             else:
                 warnings.warn("The dtype of the source tensor must be floating (e.g. ad.float32) when calling "
@@ -293,7 +293,7 @@ class GradientTape:
                     if i in reach:
                         if rec[RULE] is not None or rec[PRIM].grad is not not_differentiable:
                             out_dtype = rec[OUT_DTYPE]
-                            if out_dtype in floating or _floating_dtype(out_dtype, floating):
+                            if out_dtype.__class__ in floating or _floating_dtype(out_dtype, floating):
                                 reach.add(rec[OUT_ID])
                         break
         grads: dict = {}
@@ -301,7 +301,7 @@ class GradientTape:
         emitting = LISTENING[0]
         audience = state.audience  # (who hears the steps: read once, as ``emitting`` is)
         for t, og in zip(targets, ogs):
-            if t._id not in reach or t._value.dtype not in _FLOATING and not _floating(t):
+            if t._id not in reach or t._value.dtype.__class__ not in _FLOATING and not _floating(t):
                 continue
             seed = og if og is not None else _ones_like(t)
             if emitting or t._id in grads:
@@ -533,9 +533,10 @@ def _rule_error(op, e):
 
 
 def _floating_dtype(dt, seen: set) -> bool:
-    """Whether an array library's dtype is floating; a floating one joins ``seen``."""
+    """Whether an array library's dtype is floating; a floating NumPy dtype's class joins ``seen``."""
     if of_dtype(dt).is_floating:
-        seen.add(dt)
+        if isinstance(dt, _np.dtype):
+            seen.add(dt.__class__)
         return True
     return False
 
@@ -543,7 +544,7 @@ def _floating_dtype(dt, seen: set) -> bool:
 def _floating(t) -> bool:
     """Whether a tensor's dtype is floating (``t.dtype.is_floating`` without the property's call)."""
     dt = t._value.dtype
-    return dt in _FLOATING or _floating_dtype(dt, _FLOATING)
+    return dt.__class__ in _FLOATING or _floating_dtype(dt, _FLOATING)
 
 
 _FLOATING = FLOATING  # (the dtypes seen to be floating: see _record.FLOATING)

@@ -240,7 +240,7 @@ def test_the_waiting_list_layouts_name_their_offsets():
     assert (step.record, step.n_sent, step.size, step.row) == (0, 3, 4, 3)
 
 
-def test_a_waiting_op_holds_its_tapes_record_and_one_with_a_rule_of_its_own_never_waits():
+def test_a_waiting_op_holds_its_tapes_record_and_one_with_a_rule_of_its_own_never_waits(backend_name):
     # A custom_gradient's closure may hold anything (here a large array): its record must not wait.
     big = np.ones(100_000)
 
@@ -254,8 +254,9 @@ def test_a_waiting_op_holds_its_tapes_record_and_one_with_a_rule_of_its_own_neve
             t.watch(x)
             y = f(x) * 3.0
         waiting = [s for s in tr._recorder.pending if type(s) is tuple and len(s) == len(_record._FIELDS)]
-        assert t._records[-1] in waiting and all(rec[_record.RULE] is None for rec in waiting)
-        assert any(s is t._records[-1] for s in waiting)  # the record itself, not a copy
+        assert all(rec[_record.RULE] is None for rec in waiting)
+        if backend_name == "numpy":  # (another backend's values become events at once: nothing waits)
+            assert any(s is t._records[-1] for s in waiting)  # the record itself, not a copy
         g = t.gradient(y, x)
     assert float(g) == 6.0
     ops = [e for e in tr.events if e.kind == "op"]
