@@ -216,7 +216,9 @@ def _wait_for_math(page) -> dict:
     """Wait until MathJax has typeset the page; how many formulas there were and how many it drew."""
     page.wait_for_function("window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && "
                            "MathJax.Hub.queue.running === 0 && MathJax.isReady", timeout=30_000)
-    page.evaluate("() => new Promise(done => MathJax.Hub.Queue(done))")
+    # (page.evaluate has no timeout of its own: a queue that never ran its callback hung the suite)
+    page.evaluate("() => new Promise((done, fail) => { MathJax.Hub.Queue(done); "
+                  "setTimeout(() => fail(new Error('MathJax queue still busy after 30 s')), 30000); })")
     return page.evaluate("""() => ({
         sources: document.querySelectorAll('script[type^="math/tex"]').length,
         drawn: document.querySelectorAll('span.MathJax').length,
