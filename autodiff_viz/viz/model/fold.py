@@ -86,7 +86,8 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
     last_grads: dict[int, Node] = {}  # box id -> the last op it folds that has gradients (the box shows them)
     owner: dict[int, int] = {}
     new_nodes = []
-    any_dimmed = any(n.dimmed for n in model.nodes)
+    dimmed = {n.id for n in model.nodes if n.dimmed}  # (by id: after an earlier fold ids are not positions)
+    any_dimmed = bool(dimmed)
     for n in model.nodes:
         found = box_of(n)
         if found is None:
@@ -119,7 +120,7 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         if box.id in last_grads:
             box.grads = dict(last_grads[box.id].grads)
         box.dimmed = not box.on_path and box.role is None and any_dimmed and \
-            all(model.nodes[m].dimmed for m in box.members if m < len(model.nodes))
+            all(m in dimmed for m in box.members)
     merged: dict[tuple, Edge] = {}
     edges = []
     for e in model.edges:
