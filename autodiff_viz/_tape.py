@@ -219,13 +219,13 @@ class GradientTape:
             self._asked = (tuple([t._id for t in flat_targets]), tuple([s._id for s in flat_sources]))
         ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
                                                                                              flat_targets)
-        for t in flat_targets:  # (a dtype seen floating before is found without the call)
-            if t._value.dtype.__class__ not in _FLOATING and not _floating(t):
+        for t in flat_targets:
+            if not _floating(t):
                 warnings.warn("The dtype of the target tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{t.dtype.name}", stacklevel=2)
         source_ids = set()  # (the floating sources: _backward would ask each one again)
         for s in flat_sources:
-            if s._value.dtype.__class__ in _FLOATING or _floating(s):
+            if _floating(s):
                 source_ids.add(s._id)
             else:
                 warnings.warn("The dtype of the source tensor must be floating (e.g. ad.float32) when calling "
@@ -287,7 +287,7 @@ class GradientTape:
             # A record without a gradient (stop_gradient, comparisons...) does not pass
             # reachability on: rules downstream of it never run (as in TF).
             # Integer and bool results carry no gradient (as in TF): they stop reachability too.
-            floating = _FLOATING  # (one set lookup per record, not a dtype query)
+            floating = FLOATING  # (one set lookup per record, not a dtype query)
             for rec in records:
                 for i in rec[IN_IDS]:
                     if i in reach:
@@ -301,7 +301,7 @@ class GradientTape:
         emitting = LISTENING[0]
         audience = state.audience  # (who hears the steps: read once, as ``emitting`` is)
         for t, og in zip(targets, ogs):
-            if t._id not in reach or t._value.dtype.__class__ not in _FLOATING and not _floating(t):
+            if t._id not in reach or not _floating(t):
                 continue
             seed = og if og is not None else _ones_like(t)
             if emitting or t._id in grads:
@@ -544,10 +544,7 @@ def _floating_dtype(dt, seen: set) -> bool:
 def _floating(t) -> bool:
     """Whether a tensor's dtype is floating (``t.dtype.is_floating`` without the property's call)."""
     dt = t._value.dtype
-    return dt.__class__ in _FLOATING or _floating_dtype(dt, _FLOATING)
-
-
-_FLOATING = FLOATING  # (the dtypes seen to be floating: see _record.FLOATING)
+    return dt.__class__ in FLOATING or _floating_dtype(dt, FLOATING)
 
 
 _NO_RULES: dict = {}
