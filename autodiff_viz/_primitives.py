@@ -429,7 +429,15 @@ def _log_softmax(xp, x, axis):
 
 def _matmul(xp, a, b, transpose_a, transpose_b):
     if xp is _np:  # the .mT view costs a tenth of np.matrix_transpose's wrapper
-        return _np.matmul(a.mT if transpose_a else a, b.mT if transpose_b else b)
+        if transpose_a:
+            a = a.mT
+        if transpose_b:
+            b = b.mT
+        if a.ndim == 2 == b.ndim and a.dtype.char in "fd" and a.flags.forc and b.flags.forc:
+            # np.dot makes the same BLAS call for contiguous (or transposed) float matrices, same bits, at
+            # ~0.35 µs less than matmul's dispatch on small ones; strided operands can take another path.
+            return _np.dot(a, b)
+        return _np.matmul(a, b)
     if transpose_a:
         a = xp.matrix_transpose(a)
     if transpose_b:

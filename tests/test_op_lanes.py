@@ -186,3 +186,24 @@ def test_a_scope_or_accumulator_open_in_another_thread_reaches_only_that_threads
     assert tape._records[0][_record.SCOPE] == "here" and bare._records[0][_record.SCOPE] == ""
     assert seen == {"scope": "elsewhere", "tangent": 4.0}  # d(x*x) at 2, pushed in its own thread only
     assert float(tape.gradient(y, x)) == 3.0 and float(bare.gradient(z, x)) == float(np.cos(np.float32(3.0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_of_2d_floats_gives_numpys_matmul_bits_for_every_layout(dtype, backend_name):
+    # Contiguous and transposed 2-D operands take np.dot (same BLAS call); strided ones np.matmul.
+    if backend_name != "numpy":
+        pytest.skip("NumPy's own products are the reference")
+    r = np.random.default_rng(7)
+    for m, k, p in [(64, 32, 64), (64, 10, 64), (1, 5, 1), (3, 1, 4), (0, 3, 2), (33, 17, 1)]:
+        a = r.normal(size=(m, k)).astype(dtype)
+        b = r.normal(size=(k, p)).astype(dtype)
+        layouts_a = [a, np.ascontiguousarray(a.T).T, np.repeat(a, 2, axis=1)[:, ::2]]
+        layouts_b = [b, np.ascontiguousarray(b.T).T, np.repeat(b, 2, axis=0)[::2]]
+        for x in layouts_a:
+            for y in layouts_b:
+                for ta, tb in [(False, False), (True, False), (False, True), (True, True)]:
+                    xa = np.ascontiguousarray(x.T) if ta else x
+                    yb = np.ascontiguousarray(y.T) if tb else y
+                    got = ad.matmul(ad.constant(xa), ad.constant(yb), transpose_a=ta, transpose_b=tb).numpy()
+                    want = np.matmul(xa.T if ta else xa, yb.T if tb else yb)
+                    assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (m, k, p, ta, tb)
