@@ -133,6 +133,16 @@ def assert_true_sum(terms, total, where):
     assert abs(got - total.mean) <= 5e-3 * scale + 1e-6, f"false sum of means in {where}"
 
 
+def assert_true_box(before, text, where):
+    """A box's ``+= a + b → total``: the total it showed before (none: 0) plus the terms is the total."""
+    body, total = text.replace("\n", " ")[3:].rsplit(" → ", 1)
+    terms = [parse_value(t) for t in body.split(" + ")]
+    before = before.replace("\n", " ").rsplit(" → ", 1)[-1]
+    if before:
+        terms.insert(0, parse_value(before))
+    assert_true_sum(terms, parse_value(total), where)
+
+
 # ---------------------------------------------------------------------------
 # The programs
 # ---------------------------------------------------------------------------
@@ -217,8 +227,14 @@ def check_player(tr, results):
     story = build_story(tr.events, build(tr.events, subscripts=True))
     sums = 0
     done = []
+    boxes = None
     for k, s in enumerate(states(story)):
         where = f"step {k} ({s['title']})"
+        for i, text in enumerate(s["grads"]):
+            if text.startswith("+= ") and (boxes is None or text != boxes[i]):
+                sums += 1
+                assert_true_box(boxes[i] if boxes else "", text, f"{where}: box {i} {text!r}")
+        boxes = s["grads"]
         for line in s["lines"] + s["results"]:
             for terms, total, partial in written_sums(line):
                 sums += 1
@@ -358,3 +374,43 @@ def test_the_sum_reader_reads_what_the_player_writes():
     with pytest.raises(AssertionError, match="false sum of means"):
         assert_true_sum(terms, Written((2, 2), 0.5), "means")
     assert written_sums("∂(a · b)/∂a = b, sent 3.0 → x") == []
+
+
+def _box_sums(tr):
+    """Every box's ``+= … → total`` with the text the box showed the step before."""
+    story = build_story(tr.events, build(tr.events, subscripts=True))
+    before, found = None, []
+    for s in states(story):
+        found += [(before[i] if before else "", t) for i, t in enumerate(s["grads"])
+                  if t.startswith("+= ") and (before is None or t != before[i])]
+        before = s["grads"]
+    return found
+
+
+def test_a_box_reached_twice_in_one_step_writes_both_terms():
+    # d(x³)/dx at 3 is 27: x·x·x's first Mul sends x two terms of 9 in one step, after 9 from the second.
+    x = ad.Variable(3.0)
+    with ad.trace() as tr:
+        with ad.GradientTape() as outer:
+            with ad.GradientTape() as inner:
+                y = x * x * x
+            g = inner.gradient(y, x)
+        outer.gradient(g, x)
+    sums = _box_sums(tr)
+    assert ("9.0", "+= 9.0 + 9.0\n→ 27.0") in sums
+    for before, text in sums:
+        assert_true_box(before, text, text)
+
+
+def test_each_jacobian_row_starts_with_empty_boxes():
+    x = ad.constant(np.array([-1.5, -1.5], np.float32))
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            a = x + x
+            y = a * a
+        tape.jacobian(y, x)  # each row: a's box gets two terms from a · a, then x's two from x + x
+    sums = _box_sums(tr)
+    assert [before for before, _ in sums] == ["", "", "", ""]  # (row 2's boxes did show row 1's totals)
+    for before, text in sums:
+        assert_true_box(before, text, text)

@@ -71,6 +71,7 @@ class _Board:
         self.steps: list[dict] = []
         self.delta = self._empty()
         self.settle: dict[int, str] = {}   # "+= c → total" texts this step shows: the plain total next step
+        self.added: dict[int, list] = {}   # node id -> the terms this step added to its gradient, as boxes show them
         self.carry: dict[int, str] = {}
 
     def box(self, s) -> str:
@@ -88,7 +89,8 @@ class _Board:
 
     def step(self, phase, title, node=None, recv=(), edges=(), lines=(), numbers=None):
         d = self.delta
-        if self.carry:  # last step's "+=" texts settle now, unless this step set them
+        if self.carry and not d["reset"]:  # last step's "+=" texts settle now, unless this step set them or
+            # starts a new backward pass (its boxes start empty)
             set_now = {i for i, _ in d["grads"]}
             d["grads"].extend([k, text] for k, text in self.carry.items() if k not in set_now)
         self.carry, self.settle = self.settle, {}
@@ -103,6 +105,7 @@ class _Board:
             entry["results"] = d["results"]
         self.steps.append(entry)
         self.delta = self._empty()
+        self.added = {}
 
 
 def build_story(events, model: M.GraphModel, title: str | None = None, digits: int = DIGITS,
@@ -424,12 +427,19 @@ def _panel_row(board: _Board, panel: dict, n: M.Node, name: str, a: ev.Accumulat
     total, short, term = board.text(a.total), board.box(a.total), board.box(a.contribution)
     board.delta["panel"].append({"key": f"n{n.id}", "name": name, "term": row["terms"][-1], "total": total,
                                  "count": a.count})
+    # The box shows what this step added to it: every term (a rule can send one input two terms, x · x), so
+    # that the total it showed before plus the terms written is the total written.
+    terms = board.added.setdefault(n.id, [])
+    terms.append(term)
+    grads = board.delta["grads"]
+    if len(terms) > 1:
+        grads[:] = [entry for entry in grads if entry[0] != n.id]
     if a.count > 1:  # shown once as "+=", then settles into the running total
-        board.delta["grads"].append([n.id, f"+= {term} → {short}" if "\n" not in term + short
-                                     else f"+= {term}\n→ {short}"])
+        sep = "\n" if "\n" in "".join(terms) + short else " "
+        grads.append([n.id, f"+= {(sep + '+ ').join(terms)}{sep}→ {short}"])
         board.settle[n.id] = short
     else:
-        board.delta["grads"].append([n.id, short])
+        grads.append([n.id, short])
     return row
 
 
