@@ -252,3 +252,39 @@ def test_a_folded_scope_shows_the_origin_inside_it():
     assert box.nonfinite and "Log" in box.op_types
     line = next(s for s in g.source.splitlines() if s.strip().startswith(f"n{box.id} ["))
     assert f'color="{LOOKS["nonfinite"].border}"' in line and "⚠ logs" in line
+
+
+@pytest.mark.parametrize("direction, words", [
+    ([1.0, 1.0], "sqrt's slope at 0: 1/(2√a) is inf at a = 0"),   # 1/(2√0) · 1 = inf
+    ([0.0, 1.0], None),  # 1/(2√0) · 0: TF's sqrt gradient kernel gives 0 where the incoming factor is 0
+])
+def test_a_forward_mode_tangent_is_traced_to_its_origin(direction, words):
+    x = ad.constant(np.array([0.0, 4.0], np.float32))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(x, ad.constant(np.array(direction, np.float32))) as acc:
+            y = ad.sqrt(x) * 2.0
+        jvp = acc.jvp(y).numpy()
+    # closed form: d(2√x) = ẋ/√x: at x = 4, 1/2 · ẋ
+    assert jvp[1] == 0.5 * direction[1] and (math.isinf(jvp[0]) if words else jvp[0] == 0.0)
+    found = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
+    if words is None:
+        assert found == []
+        return
+    (o,) = found  # the Mul after it takes an inf tangent: it is not an origin
+    assert (o.op_type, o.cause, o.index) == ("Sqrt", words, 0)
+    note = f"First NaN/inf of the tangents (forward mode): {words}."
+    lines = [line for s in ad.viz.animate(tr).steps for line in s["lines"]]
+    assert lines.count(note) == 1
+    (box,) = [n for n in ad.viz.graph(tr).model.nodes if n.nonfinite]
+    assert box.label.startswith("Sqrt") and note in box.notes
+
+
+def test_zero_times_an_infinite_slope_in_a_tangent_is_named():
+    x = ad.constant(np.array([0.0, 2.0], np.float32))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(x, ad.constant(np.array([0.0, 1.0], np.float32))) as acc:
+            y = ad.math.log(x)
+        jvp = acc.jvp(y).numpy()
+    assert math.isnan(jvp[0]) and jvp[1] == 0.5  # 0 · (1/0) is NaN; 1 · 1/2
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
+    assert o.cause == "0 · inf: log's slope 1/a is inf at a = 0, and the input's tangent ȧ there is 0"

@@ -4,7 +4,8 @@ It reads trace events only.  Forward, an op is an *origin* when its output
 holds NaN or inf and every input it read was finite (``log`` of 0).
 Backward, a rule is an origin when the gradient it sent holds NaN or inf
 while the upstream gradient and the op's inputs were finite (``log``'s slope
-``1/a`` at 0).  Each origin carries its cause in words (log of 0, 0 · inf,
+``1/a`` at 0); in forward mode, an op's tangent is one when it holds NaN or
+inf while the op's inputs and their tangents were finite.  Each origin carries its cause in words (log of 0, 0 · inf,
 division by 0, sqrt's slope at 0, overflow of exp), read off the recorded
 values.  :func:`mark` writes them on a view model's nodes, so the graph, the
 player and ``explain`` show the same origin.
@@ -204,18 +205,20 @@ def local_values(op: ev.Op) -> list | None:
         return None
 
 
-def _backward_cause(op: ev.Op, step: ev.BackwardStep, i: int) -> str:
+def _slope_cause(op: ev.Op, times, sent, i: int, factor: str) -> str:
+    """Why ``op``'s slope for input ``i`` times ``times`` (the upstream gradient, or the input's tangent:
+    ``factor`` names it) gave the non-finite ``sent``."""
     slopes = local_values(op)
-    up = _array(step.upstream)
+    up = _array(times)
     slope_words = slope_name(op.op_type, i)
     if slopes is None or i >= len(slopes):
-        return f"{op.op_type}'s rule gave {what(step.grads[i])} from finite numbers"
+        return f"{op.op_type}'s {'rule' if factor == _UPSTREAM else 'tangent rule'} gave {what(sent)} from finite numbers"
     local = slopes[i]
     bad = ~np.isfinite(local)
     if not np.any(bad):
         if op.op_type == "Exp":
-            return "overflow of exp: the slope exp(a) times the upstream gradient is too large"
-        return f"overflow: the upstream gradient times {slope_words} is larger than {_largest(op.dtype)}"
+            return f"overflow of exp: the slope exp(a) times {factor} is too large"
+        return f"overflow: {factor} times {slope_words} is larger than {_largest(op.dtype)}"
     first = tuple(np.argwhere(bad)[0])
     slope_is = "NaN" if np.isnan(local[first]) else "inf"
     a = _array(op.in_values[0])
@@ -235,8 +238,12 @@ def _backward_cause(op: ev.Op, step: ev.BackwardStep, i: int) -> str:
     if not _zero_at(up, bad):
         return slope
     if slope_is == "inf":  # the log's case keeps its short form: "0 · inf: log's slope 1/a is inf at a = 0, ..."
-        return f"0 · inf: {slope.split(': ', 1)[-1]}, and the upstream gradient there is 0"
-    return f"0 · NaN: {slope}, and the upstream gradient there is 0 (0 · NaN is NaN)"
+        return f"0 · inf: {slope.split(': ', 1)[-1]}, and {factor} there is 0"
+    return f"0 · NaN: {slope}, and {factor} there is 0 (0 · NaN is NaN)"
+
+
+_UPSTREAM = "the upstream gradient"
+_TANGENT = "the input's tangent ȧ"
 
 
 def _zero_at(up, where) -> bool:
@@ -260,6 +267,7 @@ def origins(events) -> list:
     """
     events = list(getattr(events, "events", events))
     ops: dict = {}
+    outputs: dict = {}  # output id -> its op event (a tangent event names the output only)
     out: list = []
     seen: set = set()
     for e in events:
@@ -268,6 +276,7 @@ def origins(events) -> list:
             if e.node in ops:
                 continue
             ops[e.node] = e
+            outputs.setdefault(e.output, e)
             if not finite(e.value) and all(finite(v) for v in e.in_values):
                 out.append(Origin("forward", e.node, e.output, e.op_type, e.tape, _forward_cause(e)))
         elif kind == "backward_step":
@@ -285,13 +294,25 @@ def origins(events) -> list:
                 if (e.node, i) not in seen:
                     seen.add((e.node, i))
                     out.append(Origin("backward", e.node, e.output, e.op_type, e.tape,
-                                      _backward_cause(op, e, i), i))
+                                      _slope_cause(op, e.upstream, e.grads[i], i, _UPSTREAM), i))
                     break
+        elif kind == "tangent" and e.inputs and not finite(e.tangent):
+            # forward mode: the op's tangent ẏ = Σ ∂y/∂aᵢ · ȧᵢ is not finite, from finite inputs and tangents
+            op = outputs.get(e.tensor)
+            if op is None or ("tangent", op.node) in seen or not all(finite(v) for v in (*op.in_values, *e.in_tangents)):
+                continue
+            seen.add(("tangent", op.node))
+            i = next((k for k, t in enumerate(e.terms) if t is not None and not finite(t)), None)
+            cause = (_slope_cause(op, e.in_tangents[i], e.terms[i], i, _TANGENT) if i is not None
+                     else f"{e.op_type}'s tangent rule gave {what(e.tangent)} from finite numbers")
+            out.append(Origin("tangent", op.node, e.tensor, e.op_type, e.tape, cause, i))
     return out
 
 
 def note(o: Origin) -> str:
     """The words a marked box carries: ``First NaN/inf of the forward pass: log of 0 is -inf.``"""
+    if o.phase == "tangent":
+        return f"First NaN/inf of the tangents (forward mode): {o.cause}."
     return f"First NaN/inf of the {o.phase} pass: {o.cause}."
 
 

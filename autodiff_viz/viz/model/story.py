@@ -255,6 +255,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             if t is not None:
                 rule = F.tangent_lines(e, t, by_label)
                 lines = rule[:1] + [f"y = {text(e.value)}"] + lines[2:] + rule[1:]
+                if ("tangent", e.node) in origins:
+                    lines.append(_nonfinite.note(origins["tangent", e.node]))
                 b["trace"].append(F.trace_row("t" + gid[node.id], shown[node.id], e, t, label_of))
                 numbers = {"tangent": scalar(t.tangent), "terms": [scalar(v) for v in t.terms]}
             board.step("forward", head, node=gid[node.id], edges=in_edges.get(node.id, []), lines=lines,
