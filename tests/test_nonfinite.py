@@ -288,3 +288,20 @@ def test_zero_times_an_infinite_slope_in_a_tangent_is_named():
     assert math.isnan(jvp[0]) and jvp[1] == 0.5  # 0 · (1/0) is NaN; 1 · 1/2
     (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
     assert o.cause == "0 · inf: log's slope 1/a is inf at a = 0, and the input's tangent ȧ there is 0"
+
+
+def test_a_folded_scopes_player_steps_say_the_causes_found_inside_it():
+    y = ad.constant([0.0, 1.0])
+    p = ad.constant([0.0, 0.5])
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(p)
+            with ad.name_scope("logs"):
+                logs = ad.math.log(p) * 1.0  # the Log inside: log 0 = -inf; its slope 1/0 = inf times y's 0
+            loss = -ad.reduce_sum(y * logs)
+        tape.gradient(loss, p)
+    steps = {s["title"].split(":")[0]: s["lines"] for s in ad.viz.animate(tr, collapse=True).steps
+             if "logs" in s["title"]}
+    assert "First NaN/inf of the forward pass: log of 0 is -inf." in steps["Forward 1/4"]
+    assert ("First NaN/inf of the backward pass: 0 · inf: log's slope 1/a is inf at a = 0, and the upstream "
+            "gradient there is 0.") in steps["Backward step 4"]

@@ -246,6 +246,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                 if folded:
                     lines = [f"{len(node.members)} ops of name scope {shown[node.id]} ran; its last gave",
                              f"= {text(e.value)}", "(collapse=False shows each op)"]
+                    lines += [_nonfinite.note(o) for (phase, _), o in origins.items()
+                              if phase != "backward" and inside.get(o.output) is node]
             elif F.is_forward(model, e.tape):  # only a ForwardAccumulator saw it: it pushes the tangent through
                 head = f"Run while {tape_name(e.during)} computes gradients: {shown[node.id]}"
             else:
@@ -319,6 +321,8 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             lines, numbers = rule_lines(op, e, label_of, text, digits)
             if ("backward", e.node) in origins:
                 lines.append(_nonfinite.note(origins["backward", e.node]))
+                if run is not None:  # a folded box's step says what its rules found
+                    run.setdefault("notes", []).append(lines[-1])
             recv, acc_lines, totals = ([], [], {}) if run is None else (run["recv"], run["lines"], run["totals"])
             for n, a, row in arrivals(i, e.tape, e.node, book):
                 if n is node:
@@ -340,7 +344,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                     continue  # its deltas wait for the box's one step
                 folding.pop(node.id)
                 lines = [f"{run['count']} rules of name scope {shown[node.id]} ran, from its output back to its "
-                         "inputs", "(collapse=False shows each rule)"]
+                         "inputs", "(collapse=False shows each rule)", *run.get("notes", ())]
                 numbers = {"upstream": None, "local": [], "sent": [], "totals": totals}
                 got = set(recv)  # the arrows into the box from what its rules sent to
                 active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
