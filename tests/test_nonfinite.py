@@ -235,9 +235,8 @@ def test_every_written_product_is_true(f, values):
     assert checked >= 1
 
 
-def test_a_folded_scope_shows_the_origin_inside_it():
-    from autodiff_viz.viz.draw.look import LOOKS
-
+def _log_in_a_scope():
+    """Cross-entropy with its log in name scope ``logs``: log 0 = -inf; the slope 1/0 = inf times y's 0."""
     y = ad.constant([0.0, 1.0])
     p = ad.constant([0.0, 0.5])
     with ad.trace() as tr:
@@ -247,7 +246,13 @@ def test_a_folded_scope_shows_the_origin_inside_it():
                 logs = ad.math.log(p) * 1.0
             loss = -ad.reduce_sum(y * logs)
         tape.gradient(loss, p)
-    g = ad.viz.graph(tr, collapse=True)
+    return tr
+
+
+def test_a_folded_scope_shows_the_origin_inside_it():
+    from autodiff_viz.viz.draw.look import LOOKS
+
+    g = ad.viz.graph(_log_in_a_scope(), collapse=True)
     (box,) = [n for n in g.model.nodes if n.kind == "scope"]
     assert box.nonfinite and "Log" in box.op_types
     line = next(s for s in g.source.splitlines() if s.strip().startswith(f"n{box.id} ["))
@@ -291,16 +296,7 @@ def test_zero_times_an_infinite_slope_in_a_tangent_is_named():
 
 
 def test_a_folded_scopes_player_steps_say_the_causes_found_inside_it():
-    y = ad.constant([0.0, 1.0])
-    p = ad.constant([0.0, 0.5])
-    with ad.trace() as tr:
-        with ad.GradientTape() as tape:
-            tape.watch(p)
-            with ad.name_scope("logs"):
-                logs = ad.math.log(p) * 1.0  # the Log inside: log 0 = -inf; its slope 1/0 = inf times y's 0
-            loss = -ad.reduce_sum(y * logs)
-        tape.gradient(loss, p)
-    steps = {s["title"].split(":")[0]: s["lines"] for s in ad.viz.animate(tr, collapse=True).steps
+    steps = {s["title"].split(":")[0]: s["lines"] for s in ad.viz.animate(_log_in_a_scope(), collapse=True).steps
              if "logs" in s["title"]}
     assert "First NaN/inf of the forward pass: log of 0 is -inf." in steps["Forward 1/4"]
     assert ("First NaN/inf of the backward pass: 0 · inf: log's slope 1/a is inf at a = 0, and the upstream "
