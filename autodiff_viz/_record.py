@@ -334,13 +334,15 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
         else:
             if tape._auto:  # a trainable variable is watched when first read
                 if x._is_variable and x._trainable and x._id not in live:
-                    tape._watch_variable(x, auto=True)
+                    tape._watch_variable(x, True)
                 if y._is_variable and y._trainable and y._id not in live:
-                    tape._watch_variable(y, auto=True)
+                    tape._watch_variable(y, True)
             if x._id not in live and y._id not in live:
                 continue  # (custom_gradient's collector watches nothing: it only notes the reads)
         if rec is None:
-            stops = prim.grad is NOT_DIFFERENTIABLE or out._value.dtype.__class__ not in FLOATING
+            v = out._value  # (its dtype, read once, says both whether it stops gradients and what it is)
+            out_shape, out_dtype = (v.shape, v.dtype) if type(v) is _ARRAY else _FACTS.get(type(v)) or _value_facts(v)
+            stops = prim.grad is NOT_DIFFERENTIABLE or out_dtype.__class__ not in FLOATING
             save, save_out, plan = prim.save_inputs, prim.save_output, prim.plan
             if x is None:
                 rec = make_record(prim, inputs, attrs, out, rule, tapes)
@@ -380,8 +382,6 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
                     shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype,)
                 else:
                     shapes, dtypes = _FACTS.get((type(a),)) or _input_facts((a,))
-            v = out._value
-            out_shape, out_dtype = (v.shape, v.dtype) if type(v) is _ARRAY else _FACTS.get(type(v)) or _value_facts(v)
             scopes = state.scopes if SCOPED[0] else None
             rec = (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, "/".join(scopes) if scopes else "",
                    _record_ids(), saved, out if save_out else None, rule)  # (in the order of the names above)
