@@ -867,12 +867,14 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     else:
         b = as_tensor(b)
         a = as_tensor(a, b, "MatMul")
-    da = _BY_CLASS.get(a._value.dtype.__class__) or _dtypes.of_array(a._value)
-    db = da if b._value.dtype is a._value.dtype else _BY_CLASS.get(b._value.dtype.__class__) or _dtypes.of_array(b._value)
+    va, vb = a._value, b._value  # (read once: ``b`` is often a variable, and such reads are not specialized)
+    dtype = va.dtype
+    da = _BY_CLASS.get(dtype.__class__) or _dtypes.of_array(va)
+    db = da if vb.dtype is dtype else _BY_CLASS.get(vb.dtype.__class__) or _dtypes.of_array(vb)
     if da.is_bool or db.is_bool:
         raise InvalidArgumentError(f"MatMul: cannot multiply bool tensors (shapes {a.shape} and {b.shape}); "
                                    "cast them to a number type first")
-    sa, sb = a._value.shape, b._value.shape
+    sa, sb = va.shape, vb.shape
     if len(sa) < 2 or len(sb) < 2:
         raise InvalidArgumentError(f"MatMul: both operands need rank >= 2, got shapes {sa} and {sb}")
     ka = sa[-2] if transpose_a else sa[-1]
@@ -884,12 +886,15 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if da is not db:
         raise DTypeMismatchError(f"MatMul: operands have different dtypes, {a.dtype.name} and {b.dtype.name} "
                                  f"(shapes {sa} and {sb}); use ad.cast to convert one of them")
+    if transpose_a is False and transpose_b is False:  # (the defaults: no key to build and hash)
+        return execute(PRIMITIVES["MatMul"], (a, b), _PLAIN)
     attrs = TRANSPOSED.get((transpose_a, transpose_b)) if transpose_a.__class__ is bool is transpose_b.__class__ else None
     return execute(PRIMITIVES["MatMul"], (a, b), attrs or TRANSPOSED[bool(transpose_a), bool(transpose_b)])
 
 
 # The four attribute dicts of a matmul, made once (records share them; nothing changes them).
 TRANSPOSED = {(ta, tb): {"transpose_a": ta, "transpose_b": tb} for ta in (False, True) for tb in (False, True)}
+_PLAIN = TRANSPOSED[False, False]
 
 
 def _normalize_index(index):
