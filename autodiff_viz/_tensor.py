@@ -753,7 +753,8 @@ def binary(op, x, y) -> Tensor:
             if type(y) is float and _NAMESPACES.get(type(x._value)) is _np:
                 c = _SCALARS.get((y, x._value.dtype))
                 if c is not None:
-                    return execute(PRIMITIVES[op], (x, _wrap(c)))
+                    out = None if ACTIVE[0] else _untaped(PRIMITIVES[op], x._value, c)
+                    return out if out is not None else execute(PRIMITIVES[op], (x, _wrap(c)))
             y = as_tensor(y, x, op)
     elif not isinstance(y, Tensor) and not _is_python_number(x):
         # Neither is a tensor (``multiply(np.ones(3), 42)``): as TF, the first operand's dtype rules.
@@ -765,7 +766,8 @@ def binary(op, x, y) -> Tensor:
         elif type(x) is float and _NAMESPACES.get(type(y._value)) is _np:
             c = _SCALARS.get((x, y._value.dtype))
             if c is not None:
-                return execute(PRIMITIVES[op], (_wrap(c), y))
+                out = None if ACTIVE[0] else _untaped(PRIMITIVES[op], c, y._value)
+                return out if out is not None else execute(PRIMITIVES[op], (_wrap(c), y))
         x = as_tensor(x, y, op)  # (``0.01 * g``: the number takes the tensor's dtype)
     # Same dtype objects is the common, fast case; comparing ad dtypes lets
     # two backends' float32 through to execute, which reports the mix.
@@ -777,6 +779,23 @@ def binary(op, x, y) -> Tensor:
     if dt.is_bool and op not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
         numeric(x, op)
     return execute(PRIMITIVES[op], (x, y))
+
+
+def _untaped(prim, a, b):
+    """Elementwise ``prim`` on two NumPy values while nothing records (no tape or accumulator in any thread).
+
+    What :func:`execute` would give, without first making the number a tensor: an update step's
+    ``0.01 * g`` runs it on every variable.  None where the forward fails: :func:`execute` then
+    runs the op again, and says why in its words.
+    """
+    try:
+        value = prim.forward(_np, a, b)
+    except Exception:  # noqa: BLE001  (any error: execute reports it)
+        return None
+    out = _new(EagerTensor)
+    out._value = value
+    out._id = _next_id()
+    return out
 
 
 def _is_python_number(x) -> bool:
