@@ -196,9 +196,8 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
         saved = tuple(kept)
     v = out._value
     out_shape, out_dtype = (v.shape, v.dtype) if type(v) is _ARRAY else _FACTS.get(type(v)) or _value_facts(v)
-    scopes = state.scopes
-    return (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, "/".join(scopes) if scopes else "",
-            _record_ids(), saved, out if save_out else None, rule)
+    return (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, _scope(), _record_ids(), saved,
+            out if save_out else None, rule)
 
 
 # A NumPy number's shape and dtype follow from its type (np.float32: () and float32), and
@@ -345,7 +344,11 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
                 continue  # (custom_gradient's collector watches nothing: it only notes the reads)
         if rec is None:
             v = out._value  # (its dtype, read once, says both whether it stops gradients and what it is)
-            out_shape, out_dtype = (v.shape, v.dtype) if type(v) is _ARRAY else _FACTS.get(type(v)) or _value_facts(v)
+            if type(v) is _ARRAY:
+                out_shape = v.shape
+                out_dtype = v.dtype
+            else:
+                out_shape, out_dtype = _FACTS.get(type(v)) or _value_facts(v)
             stops = prim.grad is NOT_DIFFERENTIABLE or out_dtype.__class__ not in FLOATING
             if x is None:
                 rec = make_record(prim, inputs, attrs, out, rule, tapes)
@@ -386,9 +389,8 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
                             shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype,)
                         else:
                             shapes, dtypes = _FACTS.get((type(a),)) or _input_facts((a,))
-                    scopes = state.scopes if SCOPED[0] else None
                     rec = (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype,
-                           "/".join(scopes) if scopes else "", _record_ids(), saved, out if save_out else None,
+                           _scope() if SCOPED[0] else "", _record_ids(), saved, out if save_out else None,
                            rule)  # (in the order of the names above)
         tape._records.append(rec)
         live.add(out._id)
@@ -400,6 +402,12 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
         accumulators = state.accumulators
         for k in range(len(accumulators) - 1, -1, -1):  # innermost first
             accumulators[k]._on_op(k, prim, inputs, attrs, out, rule)
+
+
+def _scope() -> str:
+    """This thread's name scope, as a record writes it (``"outer/inner"``; ``""`` outside any)."""
+    scopes = state.scopes
+    return "/".join(scopes) if scopes else ""
 
 
 def _watches(tape, inputs, live) -> bool:
