@@ -196,9 +196,8 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
         saved = tuple(kept)
     v = out._value
     out_shape, out_dtype = (v.shape, v.dtype) if type(v) is _ARRAY else _FACTS.get(type(v)) or _value_facts(v)
-    scopes = state.scopes
-    return (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, "/".join(scopes) if scopes else "",
-            _record_ids(), saved, out if save_out else None, rule)
+    return (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, _scope(), _record_ids(), saved,
+            out if save_out else None, rule)
 
 
 # A NumPy number's shape and dtype follow from its type (np.float32: () and float32), and
@@ -310,10 +309,14 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
     """
     # One and two inputs (nearly every op) are asked about by name, and their record is built
     # here, in this one call: make_record's general loops cost a call and a third of a recorded op.
+    # Their ids are read once: an input is sometimes a variable, and such mixed reads are slow.
     n = len(inputs)
-    if n == 1 or n == 2:
-        x = inputs[0]
-        y = inputs[1] if n == 2 else x  # (one input: each question about y repeats x's answer)
+    if n == 2:
+        x, y = inputs
+        xi, yi = x._id, y._id
+    elif n == 1:
+        x = y = inputs[0]
+        xi = yi = x._id
     else:
         x = y = None
     rec = None
@@ -332,59 +335,63 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
             if not _watches(tape, inputs, live):
                 continue
         else:
-            if tape._auto:  # a trainable variable is watched when first read
-                if x._is_variable and x._trainable and x._id not in live:
-                    tape._watch_variable(x, auto=True)
-                if y._is_variable and y._trainable and y._id not in live:
-                    tape._watch_variable(y, auto=True)
-            if x._id not in live and y._id not in live:
+            # A trainable variable is watched when first read (and for a one-input op, y is x).
+            if xi not in live and x._is_variable and x._trainable and tape._auto:
+                tape._watch_variable(x, True)
+            if n == 2 and yi not in live and y._is_variable and y._trainable and tape._auto:
+                tape._watch_variable(y, True)
+            if xi not in live and yi not in live:
                 continue  # (custom_gradient's collector watches nothing: it only notes the reads)
         if rec is None:
-            stops = prim.grad is NOT_DIFFERENTIABLE or out._value.dtype.__class__ not in FLOATING
-            save, save_out, plan = prim.save_inputs, prim.save_output, prim.plan
+            v = out._value  # (its dtype, read once, says both whether it stops gradients and what it is)
+            if type(v) is _ARRAY:
+                out_shape = v.shape
+                out_dtype = v.dtype
+            else:
+                out_shape, out_dtype = _FACTS.get(type(v)) or _value_facts(v)
+            stops = prim.grad is NOT_DIFFERENTIABLE or out_dtype.__class__ not in FLOATING
             if x is None:
                 rec = make_record(prim, inputs, attrs, out, rule, tapes)
-            elif plan is not None and n == 2:
-                # What to keep depends on which inputs need a gradient: looked up in the op's table.
-                if len(tapes) == 1:  # (the common case: a tape needs a gradient for what it watches)
-                    m = ((x._id in live or x._is_variable and x._trainable)
-                         + 2 * (y._id in live or y._is_variable and y._trainable))
-                else:
-                    m = _needs_gradient(x, tapes) + 2 * _needs_gradient(y, tapes)
-                keep_x, keep_y, save_out = plan[m]
-            elif not save:
-                keep_x = None
-            elif type(save) is dict or type(save_out) is tuple:
-                rec = make_record(prim, inputs, attrs, out, rule, tapes)  # (kept by need, without a table)
             else:
-                keep_x, keep_y = save == "all" or 0 in save, save == "all" or 1 in save
-        if rec is None:
-            if keep_x is None:
-                saved = None
-            else:
-                saved = (x._snapshot() if x._is_variable else x) if keep_x else None
-                saved = (saved, (y._snapshot() if y._is_variable else y) if keep_y else None) if n == 2 else (saved,)
-            a = x._value
-            if n == 2:
-                b = y._value
-                in_ids = (x._id, y._id)
-                if type(a) is _ARRAY or type(b) is _ARRAY:
-                    shapes = (a.shape, b.shape)
-                    shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype, b.dtype)
+                save, save_out, plan = prim.save_inputs, prim.save_output, prim.plan
+                if plan is not None and n == 2:
+                    # What to keep depends on which inputs need a gradient: looked up in the op's table.
+                    if len(tapes) == 1:  # (the common case: a tape needs a gradient for what it watches)
+                        m = (xi in live or x._is_variable and x._trainable) + 2 * (yi in live or y._is_variable and y._trainable)
+                    else:
+                        m = _needs_gradient(x, tapes) + 2 * _needs_gradient(y, tapes)
+                    keep_x, keep_y, save_out = plan[m]
+                elif not save:
+                    keep_x = None
+                elif type(save) is dict or type(save_out) is tuple:
+                    rec = make_record(prim, inputs, attrs, out, rule, tapes)  # (kept by need, without a table)
                 else:
-                    shapes, dtypes = _FACTS.get((type(a), type(b))) or _input_facts((a, b))
-            else:
-                in_ids = (x._id,)
-                if type(a) is _ARRAY:
-                    shapes = (a.shape,)
-                    shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype,)
-                else:
-                    shapes, dtypes = _FACTS.get((type(a),)) or _input_facts((a,))
-            v = out._value
-            out_shape, out_dtype = (v.shape, v.dtype) if type(v) is _ARRAY else _FACTS.get(type(v)) or _value_facts(v)
-            scopes = state.scopes if SCOPED[0] else None
-            rec = (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype, "/".join(scopes) if scopes else "",
-                   _record_ids(), saved, out if save_out else None, rule)  # (in the order of the names above)
+                    keep_x, keep_y = save == "all" or 0 in save, save == "all" or 1 in save
+                if rec is None:
+                    if keep_x is None:
+                        saved = None
+                    else:
+                        saved = (x._snapshot() if x._is_variable else x) if keep_x else None
+                        saved = (saved, (y._snapshot() if y._is_variable else y) if keep_y else None) if n == 2 else (saved,)
+                    a = x._value
+                    if n == 2:
+                        b = y._value
+                        in_ids = (xi, yi)
+                        if type(a) is _ARRAY or type(b) is _ARRAY:
+                            shapes = (a.shape, b.shape)
+                            shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype, b.dtype)
+                        else:
+                            shapes, dtypes = _FACTS.get((type(a), type(b))) or _input_facts((a, b))
+                    else:
+                        in_ids = (xi,)
+                        if type(a) is _ARRAY:
+                            shapes = (a.shape,)
+                            shapes, dtypes = _SHARED.get(shapes) or _shared(shapes), (a.dtype,)
+                        else:
+                            shapes, dtypes = _FACTS.get((type(a),)) or _input_facts((a,))
+                    rec = (prim, in_ids, out._id, attrs, shapes, dtypes, out_shape, out_dtype,
+                           _scope() if SCOPED[0] else "", _record_ids(), saved, out if save_out else None,
+                           rule)  # (in the order of the names above)
         tape._records.append(rec)
         live.add(out._id)
         if stops:
@@ -395,6 +402,12 @@ def record(prim, inputs, attrs, out, rule=None) -> None:
         accumulators = state.accumulators
         for k in range(len(accumulators) - 1, -1, -1):  # innermost first
             accumulators[k]._on_op(k, prim, inputs, attrs, out, rule)
+
+
+def _scope() -> str:
+    """This thread's name scope, as a record writes it (``"outer/inner"``; ``""`` outside any)."""
+    scopes = state.scopes
+    return "/".join(scopes) if scopes else ""
 
 
 def _watches(tape, inputs, live) -> bool:

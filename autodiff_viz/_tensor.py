@@ -324,8 +324,12 @@ class ResourceVariable(Tensor):
             raise InvalidArgumentError(f"Variable.{how} of {self._name!r}: cannot update a variable of shape {self.shape} "
                                        f"with a tensor of shape {tuple(d.shape)}; the shapes must be equal (no "
                                        "broadcasting, as in TensorFlow)")
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # (called, not ``with``: a third of the cost of taking the lock on every training step)
+        try:
             self._value = combine(self._value, d)
+        finally:
+            lock.release()
         if ACTIVE[0]:  # (no tape or accumulator in any thread: none to tell)
             note_state(self, how)
         return self
@@ -749,7 +753,8 @@ def binary(op, x, y) -> Tensor:
             if type(y) is float and _NAMESPACES.get(type(x._value)) is _np:
                 c = _SCALARS.get((y, x._value.dtype))
                 if c is not None:
-                    return execute(PRIMITIVES[op], (x, _wrap(c)))
+                    out = None if ACTIVE[0] else _untaped(PRIMITIVES[op], x._value, c)
+                    return out if out is not None else execute(PRIMITIVES[op], (x, _wrap(c)))
             y = as_tensor(y, x, op)
     elif not isinstance(y, Tensor) and not _is_python_number(x):
         # Neither is a tensor (``multiply(np.ones(3), 42)``): as TF, the first operand's dtype rules.
@@ -761,7 +766,8 @@ def binary(op, x, y) -> Tensor:
         elif type(x) is float and _NAMESPACES.get(type(y._value)) is _np:
             c = _SCALARS.get((x, y._value.dtype))
             if c is not None:
-                return execute(PRIMITIVES[op], (_wrap(c), y))
+                out = None if ACTIVE[0] else _untaped(PRIMITIVES[op], c, y._value)
+                return out if out is not None else execute(PRIMITIVES[op], (_wrap(c), y))
         x = as_tensor(x, y, op)  # (``0.01 * g``: the number takes the tensor's dtype)
     # Same dtype objects is the common, fast case; comparing ad dtypes lets
     # two backends' float32 through to execute, which reports the mix.
@@ -773,6 +779,23 @@ def binary(op, x, y) -> Tensor:
     if dt.is_bool and op not in _TAKES_BOOL:  # as TF's kernels: no bool arithmetic
         numeric(x, op)
     return execute(PRIMITIVES[op], (x, y))
+
+
+def _untaped(prim, a, b):
+    """Elementwise ``prim`` on two NumPy values while nothing records (no tape or accumulator in any thread).
+
+    What :func:`execute` would give, without first making the number a tensor: an update step's
+    ``0.01 * g`` runs it on every variable.  None where the forward fails: :func:`execute` then
+    runs the op again, and says why in its words.
+    """
+    try:
+        value = prim.forward(_np, a, b)
+    except Exception:  # noqa: BLE001  (any error: execute reports it)
+        return None
+    out = _new(EagerTensor)
+    out._value = value
+    out._id = _next_id()
+    return out
 
 
 def _is_python_number(x) -> bool:
@@ -863,12 +886,14 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     else:
         b = as_tensor(b)
         a = as_tensor(a, b, "MatMul")
-    da = _BY_CLASS.get(a._value.dtype.__class__) or _dtypes.of_array(a._value)
-    db = da if b._value.dtype is a._value.dtype else _BY_CLASS.get(b._value.dtype.__class__) or _dtypes.of_array(b._value)
+    va, vb = a._value, b._value  # (read once: ``b`` is often a variable, and such reads are not specialized)
+    dtype = va.dtype
+    da = _BY_CLASS.get(dtype.__class__) or _dtypes.of_array(va)
+    db = da if vb.dtype is dtype else _BY_CLASS.get(vb.dtype.__class__) or _dtypes.of_array(vb)
     if da.is_bool or db.is_bool:
         raise InvalidArgumentError(f"MatMul: cannot multiply bool tensors (shapes {a.shape} and {b.shape}); "
                                    "cast them to a number type first")
-    sa, sb = a._value.shape, b._value.shape
+    sa, sb = va.shape, vb.shape
     if len(sa) < 2 or len(sb) < 2:
         raise InvalidArgumentError(f"MatMul: both operands need rank >= 2, got shapes {sa} and {sb}")
     ka = sa[-2] if transpose_a else sa[-1]
@@ -880,12 +905,15 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if da is not db:
         raise DTypeMismatchError(f"MatMul: operands have different dtypes, {a.dtype.name} and {b.dtype.name} "
                                  f"(shapes {sa} and {sb}); use ad.cast to convert one of them")
+    if transpose_a is False and transpose_b is False:  # (the defaults: no key to build and hash)
+        return execute(PRIMITIVES["MatMul"], (a, b), _PLAIN)
     attrs = TRANSPOSED.get((transpose_a, transpose_b)) if transpose_a.__class__ is bool is transpose_b.__class__ else None
     return execute(PRIMITIVES["MatMul"], (a, b), attrs or TRANSPOSED[bool(transpose_a), bool(transpose_b)])
 
 
 # The four attribute dicts of a matmul, made once (records share them; nothing changes them).
 TRANSPOSED = {(ta, tb): {"transpose_a": ta, "transpose_b": tb} for ta in (False, True) for tb in (False, True)}
+_PLAIN = TRANSPOSED[False, False]
 
 
 def _normalize_index(index):

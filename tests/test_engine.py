@@ -314,6 +314,28 @@ def test_custom_gradient_with_variables():
     assert float(y) == 6.0 and float(gx) == 30.0 and float(gw) == 200.0
 
 
+def test_custom_gradient_finds_a_variable_read_by_a_one_input_op():
+    w = ad.Variable(3.0)
+
+    @ad.custom_gradient
+    def scaled(x):
+        s = ad.sin(w)  # (the only read of w: a one-input op)
+
+        def grad_fn(dy, variables=None):
+            assert len(variables) == 1 and variables[0] is w
+            return dy * s * 10.0, [dy * x * 100.0]
+
+        return s * x, grad_fn
+
+    x = ad.constant(2.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = scaled(x)
+    gx, gw = tape.gradient(y, [x, w])
+    assert float(y) == float(np.float32(np.sin(np.float32(3.0))) * np.float32(2.0))
+    assert float(gx) == float(np.float32(np.sin(np.float32(3.0))) * np.float32(10.0)) and float(gw) == 200.0
+
+
 def test_custom_gradient_under_nested_tapes():
     @ad.custom_gradient
     def cube(x):

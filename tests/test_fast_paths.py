@@ -303,3 +303,32 @@ def test_a_tape_left_inside_a_custom_gradient_function_leaves_the_stack():
         tape.watch(x)
         y = x * 3.0
     assert float(tape.gradient(y, x)) == 3.0 and len(outer._notes) == notes
+
+
+# -- a number with a tensor, while nothing records ------------------------------------
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_a_number_with_a_tensor_outside_any_tape_gives_numpys_own_result(dtype):
+    # ``0.01 * g`` outside a tape runs on the arrays without making the number a tensor:
+    # the same bytes and dtype as NumPy's, and as the same op recorded on a tape.
+    arr = np.asarray([[0.3, -1.7, 2.5], [1e-3, 4.0, -0.2]], dtype=dtype)
+    g = ad.constant(arr)
+    cases = [(lambda t: 0.01 * t, lambda a: dtype(0.01) * a), (lambda t: t * 0.5, lambda a: a * dtype(0.5)),
+             (lambda t: t - 0.25, lambda a: a - dtype(0.25)), (lambda t: 2.0 - t, lambda a: dtype(2.0) - a),
+             (lambda t: t / 3.0, lambda a: a / dtype(3.0)), (lambda t: 0.7 + t, lambda a: dtype(0.7) + a)]
+    for ours, numpys in cases:
+        for _ in range(2):  # (the first call keeps the number's NumPy scalar; the second takes the shortcut)
+            got = ours(g)
+        want = numpys(arr)
+        assert got.dtype.as_numpy_dtype == dtype and got.numpy().tobytes() == want.tobytes()
+        with ad.GradientTape() as tape:
+            tape.watch(g)
+            taped = ours(g)
+        assert taped.numpy().tobytes() == want.tobytes() and len(tape._records) == 1
+
+
+def test_a_failing_op_on_a_number_outside_any_tape_is_reported_by_the_op():
+    big = ad.constant([3e38], dtype=ad.float32)
+    with np.errstate(over="raise"):
+        for _ in range(2):  # (the second call takes the shortcut, and its failure is said as the first)
+            with pytest.raises(ad.errors.InvalidArgumentError, match=r"^Mul: .*overflow"):
+                _ = 10.0 * big
