@@ -27,7 +27,7 @@ from . import _backend, _context, _direct_rules, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import of_dtype
-from ._record import FLOATING, IN_IDS, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
+from ._record import FLOATING, IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
 from ._shape import broadcast_axes
 from ._backend import _NUMPY_TYPES
 from ._tensor import ResourceVariable, Tensor
@@ -308,15 +308,17 @@ class GradientTape:
                 _seed(grads, counts, t._id, seed, self, emitting)
             else:  # (a target seen first, nobody listening: its seed is its gradient; counts are read only for events)
                 grads[t._id] = seed
-        step = 0
-        missing = _registry._MISSING
         # No tape or accumulator anywhere: nothing would record the rules' ops, so the commonest
-        # rules run as plain NumPy (see _direct_rules), and gradients add up the same way.
+        # rules run as plain NumPy (see _direct_rules), and gradients add up the same way; with
+        # nobody listening either, no step needs its gradients as tensors.
         untaped = not ACTIVE[0]
+        if untaped and not emitting:
+            return self._backward_values(records, {tid: g._value for tid, g in grads.items()}, reach, free,
+                                         source_ids)
+        step = 0
         direct_rules = _direct_rules.DIRECT if untaped else _NO_RULES
         add = _add_direct if untaped else _add
         numpy_types = _NUMPY_TYPES
-        new_op = object.__new__
         for k in range(n - 1, -1, -1):
             # The record's fields in the order _record declares them: one unpacking costs a third of
             # reading six of them by name, on every record of every backward pass.
@@ -329,30 +331,15 @@ class GradientTape:
                 continue
             rule = own_rule or prim.grad
             direct = direct_rules.get(rule)  # (never the missing rule's: that raises below)
-            if direct is not None and numpy_types.get(type(g._value)) is _np and (
-                    in_grads := direct(rec, g, reach)) is not None:
-                # (A direct rule returns a tuple, one tensor or None per input, or None to leave it to the rule.)
-                op = None
+            if direct is not None and numpy_types.get(type(gv := g._value)) is _np and (
+                    values := direct(rec, gv, reach)) is not None:
+                # (A direct rule returns a tuple, one array or None per input, or None to leave it to the rule;
+                # an array that is g's own value is passed on as g, as the op-built rule passes g on.)
+                in_grads = [None if v is None else g if v is gv else _t._wrap(v) for v in values]
+                built = False
             else:
-                if rule is missing:
-                    raise LookupError(f"gradient registry has no entry for: {prim.type}")
-                # The op view the rule reads, made here without a call (what Op(rec) does).
-                op = new_op(Op)
-                op._r = rec
-                op.inputs = saved or (None,) * len(in_ids)
-                op.outputs = (output,)
-                if rule is not_differentiable:
-                    in_grads = (None,) * len(in_ids)
-                else:
-                    try:
-                        in_grads = rule(op, g)
-                    except (TypeError, AttributeError) as e:
-                        raise _rule_error(op, e) from e
-                    if type(in_grads) is not tuple and type(in_grads) is not list:
-                        in_grads = (in_grads,)
-                    if len(in_grads) != len(in_ids):
-                        raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients "
-                                         f"for {len(in_ids)} inputs")
+                in_grads = _built_rule_grads(rec, rule, g)
+                built = True
             if emitting:
                 step += 1
                 sent = ()  # per input given a gradient: its position, the gradient and its total now
@@ -364,7 +351,7 @@ class GradientTape:
                 tid = in_ids[i]
                 if tid not in reach:
                     continue
-                if op is not None and not isinstance(gi, Tensor):  # (a direct rule's are tensors)
+                if built and not isinstance(gi, Tensor):  # (a direct rule's are made tensors above)
                     gi = _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i])
                 if gi._value.shape != in_shapes[i]:
                     gi = _unbroadcast(gi, in_shapes[i], prim.type, untaped)
@@ -385,6 +372,63 @@ class GradientTape:
         if free:
             self._freed = n
         return grads
+
+    def _backward_values(self, records, grads, reach, free, source_ids):
+        """``_backward``'s sweep while no tape records and nobody listens, on the gradients' values (arrays).
+
+        ``grads`` holds the targets' starting values.  Direct rules take and
+        give values; a tensor is made only for a rule built of ops (its
+        upstream gradient) and for each source's gradient handed back.
+        """
+        n = len(records)
+        direct_rules = _direct_rules.DIRECT
+        numpy_types = _NUMPY_TYPES
+        wrap = _t._wrap
+        for k in range(n - 1, -1, -1):
+            (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
+             saved, output, own_rule) = rec = records[k]
+            g = grads.get(out_id)
+            if g is None:  # not on a path from a source to a target (or a spent record)
+                if free:
+                    records[k] = released(rec)
+                continue
+            rule = own_rule or prim.grad
+            direct = direct_rules.get(rule)
+            if direct is not None and numpy_types.get(type(g)) is _np and (
+                    in_grads := direct(rec, g, reach)) is not None:
+                built = False
+            else:
+                in_grads = _built_rule_grads(rec, rule, wrap(g))
+                built = True
+            i = -1
+            for gi in in_grads:
+                i += 1
+                if gi is None:
+                    continue
+                tid = in_ids[i]
+                if tid not in reach:
+                    continue
+                if built:
+                    gi = (gi if isinstance(gi, Tensor) else _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i]))._value
+                if gi.shape != in_shapes[i]:
+                    gi = _unbroadcast_value(gi, in_shapes[i], prim.type)
+                prev = grads.get(tid)
+                grads[tid] = gi if prev is None else _add_values(prev, gi)
+            if free:
+                if saved is not None or output is not None or own_rule is not None:
+                    # released(rec), from the fields at hand
+                    records[k] = (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
+                                  None, None, None)
+                if out_id not in source_ids:
+                    del grads[out_id]
+        if free:
+            self._freed = n
+        results = {}
+        for sid in source_ids:
+            v = grads.get(sid)
+            if v is not None:
+                results[sid] = wrap(v)
+        return results
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -505,6 +549,32 @@ def _jacobian_rows(tape, target, sources, row_shape, zero, batch):
     return results
 
 
+def _built_rule_grads(rec, rule, g):
+    """What a gradient rule built of ops gives for upstream gradient ``g``: one entry per input."""
+    in_ids = rec[IN_IDS]
+    if rule is _registry._MISSING:
+        raise LookupError(f"gradient registry has no entry for: {rec[PRIM].type}")
+    # The op view the rule reads, made here without a call (what Op(rec) does).
+    op = _new_op(Op)
+    op._r = rec
+    op.inputs = rec[INPUTS] or (None,) * len(in_ids)
+    op.outputs = (rec[OUTPUT],)
+    if rule is _registry.NOT_DIFFERENTIABLE:
+        return (None,) * len(in_ids)
+    try:
+        in_grads = rule(op, g)
+    except (TypeError, AttributeError) as e:
+        raise _rule_error(op, e) from e
+    if type(in_grads) is not tuple and type(in_grads) is not list:
+        in_grads = (in_grads,)
+    if len(in_grads) != len(in_ids):
+        raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients for {len(in_ids)} inputs")
+    return in_grads
+
+
+_new_op = object.__new__
+
+
 def _ones_like(t):
     v = t._value
     if isinstance(v, _np.generic):  # a scalar result (a loss): NumPy's own scalar one, made once per dtype
@@ -558,6 +628,13 @@ def _add(a, b):
     return _t.execute(_ADD, (a, b))
 
 
+def _add_values(a, b):
+    """:func:`_add` on two gradients' values while no tape records: NumPy values of one dtype without an op."""
+    if a.dtype is b.dtype and _NUMPY_TYPES.get(type(a)) is _np:  # (_direct_rules.numpy_value, without the call)
+        return a + b
+    return _add(_t._wrap(a), _t._wrap(b))._value
+
+
 def _add_direct(a, b):
     """:func:`_add` while no tape records: NumPy values of one dtype are added without an op."""
     av, bv = a._value, b._value
@@ -585,7 +662,7 @@ def _unbroadcast(g, shape, op_type, untaped=False):
         raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
     if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
         if untaped and _NUMPY_TYPES.get(type(gv)) is _np:  # (_direct_rules.numpy_value, without the call)
-            return _direct_rules.unbroadcast_leading(gv, extra)
+            return _t._wrap(_direct_rules.sum_leading(gv, extra))
         return _ops._sum(g, tuple(range(extra)))
     axes = broadcast_axes(tuple(shape), gshape)
     if axes is None:
@@ -595,6 +672,15 @@ def _unbroadcast(g, shape, op_type, untaped=False):
     if tuple(g._value.shape) == tuple(shape):
         return g
     return _ops._reshape(g, shape)
+
+
+def _unbroadcast_value(gv, shape, op_type):
+    """:func:`_unbroadcast` on a gradient's value while no tape records: a bias's sum without a tensor."""
+    gshape = gv.shape
+    extra = len(gshape) - len(shape)
+    if extra > 0 and gshape[extra:] == shape and _NUMPY_TYPES.get(type(gv)) is _np:
+        return _direct_rules.sum_leading(gv, extra)
+    return _unbroadcast(_t._wrap(gv), shape, op_type, True)._value
 
 
 def _unconnected(value) -> bool:
