@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import itertools
+import operator
 import warnings
 
 import numpy as _np
@@ -34,6 +35,7 @@ from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
 _ADD = _registry.PRIMITIVES["Add"]
+_ID_OF = operator.attrgetter("_id")
 
 
 class UnconnectedGradients(enum.Enum):
@@ -200,7 +202,7 @@ class GradientTape:
         not depend on gives ``None`` (or zeros with ``unconnected_gradients='zero'``).
         """
         self._check_usable("gradient")
-        zero = _unconnected(unconnected_gradients)
+        zero = False if unconnected_gradients is _NONE else _unconnected(unconnected_gradients)
         # One tensor, or a list or tuple of them (the common cases), skips the walks over nested structures.
         one_target, one_source = isinstance(target, Tensor), isinstance(sources, Tensor)
         flat_targets = [target] if one_target else _as_tensors(_nest.flatten(target), "target")
@@ -216,7 +218,8 @@ class GradientTape:
         elif one_target and one_source:  # what the one call was asked: explain tells a later, refused call apart
             self._asked = ((target._id,), (sources._id,))
         else:
-            self._asked = (tuple([t._id for t in flat_targets]), tuple([s._id for s in flat_sources]))
+            self._asked = ((target._id,) if one_target else tuple(map(_ID_OF, flat_targets)),
+                           tuple(map(_ID_OF, flat_sources)))  # (a map of attrgetter: no comprehension's frame)
         ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
                                                                                              flat_targets)
         for t in flat_targets:
@@ -313,8 +316,7 @@ class GradientTape:
         # nobody listening either, no step needs its gradients as tensors.
         untaped = not ACTIVE[0]
         if untaped and not emitting:
-            return self._backward_values(records, {tid: g._value for tid, g in grads.items()}, reach, free,
-                                         source_ids)
+            return self._backward_values(records, grads, reach, free, source_ids)
         step = 0
         direct_rules = _direct_rules.DIRECT if untaped else _NO_RULES
         add = _add_direct if untaped else _add
@@ -376,13 +378,17 @@ class GradientTape:
     def _backward_values(self, records, grads, reach, free, source_ids):
         """``_backward``'s sweep while no tape records and nobody listens, on the gradients' values (arrays).
 
-        ``grads`` holds the targets' starting values.  Direct rules take and
-        give values; a tensor is made only for a rule built of ops (its
-        upstream gradient) and for each source's gradient handed back.
+        ``grads`` holds the targets' starting gradients (tensors: their values
+        replace them).  Direct rules take and give values; a tensor is made
+        only for a rule built of ops (its upstream gradient) and for each
+        source's gradient handed back.
         """
+        for tid in grads:
+            grads[tid] = grads[tid]._value
         n = len(records)
         direct_rules = _direct_rules.DIRECT
         numpy_types = _NUMPY_TYPES
+        sum_leading = _direct_rules.sum_leading
         wrap = _t._wrap
         for k in range(n - 1, -1, -1):
             (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
@@ -394,26 +400,29 @@ class GradientTape:
                 continue
             rule = own_rule or prim.grad
             direct = direct_rules.get(rule)
-            if direct is not None and numpy_types.get(type(g)) is _np and (
-                    in_grads := direct(rec, g, reach)) is not None:
-                built = False
-            else:
-                in_grads = _built_rule_grads(rec, rule, wrap(g))
-                built = True
+            if direct is None or numpy_types.get(type(g)) is not _np or (in_grads := direct(rec, g, reach)) is None:
+                in_grads = _values_of(rec, _built_rule_grads(rec, rule, wrap(g)), reach)
             i = -1
-            for gi in in_grads:
+            for gi in in_grads:  # (counting by hand: a zip costs more than the index reads)
                 i += 1
                 if gi is None:
                     continue
                 tid = in_ids[i]
                 if tid not in reach:
                     continue
-                if built:
-                    gi = (gi if isinstance(gi, Tensor) else _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i]))._value
-                if gi.shape != in_shapes[i]:
-                    gi = _unbroadcast_value(gi, in_shapes[i], prim.type)
+                if gi.shape != (shape := in_shapes[i]):  # broadcast in the op: summed back (a bias's sum)
+                    extra = len(gi.shape) - len(shape)
+                    if extra > 0 and gi.shape[extra:] == shape and numpy_types.get(type(gi)) is _np:
+                        gi = sum_leading(gi, extra)
+                    else:
+                        gi = _unbroadcast(wrap(gi), shape, prim.type, True)._value
                 prev = grads.get(tid)
-                grads[tid] = gi if prev is None else _add_values(prev, gi)
+                if prev is None:
+                    grads[tid] = gi
+                elif prev.dtype is gi.dtype and numpy_types.get(type(gi)) is _np:  # (_add_values, without the call)
+                    grads[tid] = prev + gi
+                else:
+                    grads[tid] = _add_values(prev, gi)
             if free:
                 if saved is not None or output is not None or own_rule is not None:
                     # released(rec), from the fields at hand
@@ -575,6 +584,19 @@ def _built_rule_grads(rec, rule, g):
 _new_op = object.__new__
 
 
+def _values_of(rec, in_grads, reach) -> list:
+    """A rule's input gradients as values: a tensor's own, anything else converted to the input's dtype.
+
+    (Only for the inputs that need a gradient, as the pass on tensors converts them.)
+    """
+    out = []
+    for i, (tid, gi) in enumerate(zip(rec[IN_IDS], in_grads)):
+        if gi is not None and tid in reach:
+            gi = (gi if isinstance(gi, Tensor) else _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i]))._value
+        out.append(gi)
+    return out
+
+
 def _ones_like(t):
     v = t._value
     if isinstance(v, _np.generic):  # a scalar result (a loss): NumPy's own scalar one, made once per dtype
@@ -630,7 +652,7 @@ def _add(a, b):
 
 def _add_values(a, b):
     """:func:`_add` on two gradients' values while no tape records: NumPy values of one dtype without an op."""
-    if a.dtype is b.dtype and _NUMPY_TYPES.get(type(a)) is _np:  # (_direct_rules.numpy_value, without the call)
+    if a.dtype is b.dtype and _NUMPY_TYPES.get(type(b)) is _np:  # (_direct_rules.numpy_value, without the call)
         return a + b
     return _add(_t._wrap(a), _t._wrap(b))._value
 
@@ -672,15 +694,6 @@ def _unbroadcast(g, shape, op_type, untaped=False):
     if tuple(g._value.shape) == tuple(shape):
         return g
     return _ops._reshape(g, shape)
-
-
-def _unbroadcast_value(gv, shape, op_type):
-    """:func:`_unbroadcast` on a gradient's value while no tape records: a bias's sum without a tensor."""
-    gshape = gv.shape
-    extra = len(gshape) - len(shape)
-    if extra > 0 and gshape[extra:] == shape and _NUMPY_TYPES.get(type(gv)) is _np:
-        return _direct_rules.sum_leading(gv, extra)
-    return _unbroadcast(_t._wrap(gv), shape, op_type, True)._value
 
 
 def _unconnected(value) -> bool:
