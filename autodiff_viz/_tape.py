@@ -383,11 +383,15 @@ class GradientTape:
         only for a rule built of ops (its upstream gradient) and for each
         source's gradient handed back.
         """
-        for tid in grads:
-            grads[tid] = grads[tid]._value
-        n = len(records)
+        # The direct rules are NumPy's: they serve while every gradient is a NumPy value, which each one
+        # is once the seeds are (a direct rule's results are), until a rule built of ops says otherwise.
         direct_rules = _direct_rules.DIRECT
         numpy_types = _NUMPY_TYPES
+        for tid in grads:
+            v = grads[tid] = grads[tid]._value
+            if numpy_types.get(type(v)) is not _np:
+                direct_rules = _NO_RULES
+        n = len(records)
         sum_leading = _direct_rules.sum_leading
         wrap = _t._wrap
         for k in range(n - 1, -1, -1):
@@ -400,8 +404,12 @@ class GradientTape:
                 continue
             rule = own_rule or prim.grad
             direct = direct_rules.get(rule)
-            if direct is None or numpy_types.get(type(g)) is not _np or (in_grads := direct(rec, g, reach)) is None:
+            if direct is None or (in_grads := direct(rec, g, reach)) is None:
                 in_grads = _values_of(rec, _built_rule_grads(rec, rule, wrap(g)), reach)
+                if direct_rules is not _NO_RULES:
+                    for gi in in_grads:
+                        if gi is not None and numpy_types.get(type(gi)) is not _np:
+                            direct_rules = _NO_RULES
             i = -1
             for gi in in_grads:  # (counting by hand: a zip costs more than the index reads)
                 i += 1
