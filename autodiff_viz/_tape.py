@@ -424,10 +424,9 @@ class GradientTape:
                         gi = sum_leading(gi, extra)
                     else:
                         gi = _unbroadcast(wrap(gi), shape, prim.type, True)._value
-                prev = grads.get(tid)
-                if prev is None:
+                if tid not in grads:  # (a test costs less than a get, for the first gradient: the commonest)
                     grads[tid] = gi
-                elif prev.dtype is gi.dtype and numpy_types.get(type(gi)) is _np:  # (_add_values, without the call)
+                elif (prev := grads[tid]).dtype is gi.dtype and numpy_types.get(type(gi)) is _np:  # (_add_values)
                     grads[tid] = prev + gi
                 else:
                     grads[tid] = _add_values(prev, gi)
