@@ -277,16 +277,15 @@ class GradientTape:
             source_ids = {s._id for s in sources if _floating(s)}
         not_differentiable = _registry.NOT_DIFFERENTIABLE
         live = self._live
-        reach = source_ids & live
+        # Every id the tape watches is a source and every record passes a gradient on: each record
+        # was taken for an input that was live then (a source, or an earlier record's output), so
+        # every live id is reached, and the walk below would only find that out.
+        every_live = not self._stops and self._watched <= source_ids
+        reach = live.copy() if every_live else source_ids & live
         for t in targets:
             if t._id in source_ids:
                 reach.add(t._id)
-        if not self._stops and self._watched <= source_ids:
-            # Every id the tape watches is a source and every record passes a gradient on: each record
-            # was taken for an input that was live then (a source, or an earlier record's output), so
-            # every live id is reached, and the walk below would only find that out.
-            reach |= live
-        else:
+        if not every_live:
             # A record without a gradient (stop_gradient, comparisons...) does not pass
             # reachability on: rules downstream of it never run (as in TF).
             # Integer and bool results carry no gradient (as in TF): they stop reachability too.
@@ -437,8 +436,11 @@ class GradientTape:
                                   None, None, None)
                 if out_id not in source_ids:
                     del grads[out_id]
-        if free:
+        if free:  # only the sources' gradients are left: every other one went with its record
             self._freed = n
+            for sid in grads:
+                grads[sid] = wrap(grads[sid])
+            return grads
         results = {}
         for sid in source_ids:
             v = grads.get(sid)
