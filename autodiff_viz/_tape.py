@@ -596,13 +596,15 @@ _new_op = object.__new__
 def _values_of(rec, in_grads, reach) -> list:
     """A rule's input gradients as values: a tensor's own, anything else converted to the input's dtype.
 
-    (Only for the inputs that need a gradient, as the pass on tensors converts them.)
+    (Only for the inputs that need a gradient, as the pass on tensors converts them; ``None`` for the others.)
     """
-    out = []
-    for i, (tid, gi) in enumerate(zip(rec[IN_IDS], in_grads)):
-        if gi is not None and tid in reach:
-            gi = (gi if isinstance(gi, Tensor) else _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i]))._value
-        out.append(gi)
+    in_ids = rec[IN_IDS]
+    out = [None] * len(in_grads)  # (None for an input that needs none: the pass skips it)
+    i = -1
+    for gi in in_grads:
+        i += 1
+        if gi is not None and in_ids[i] in reach:
+            out[i] = (gi if isinstance(gi, Tensor) else _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i]))._value
     return out
 
 

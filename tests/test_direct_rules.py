@@ -197,3 +197,23 @@ def test_the_pass_on_values_converts_what_a_rule_built_of_ops_gives_and_keeps_ea
     np.testing.assert_allclose(gx.numpy(), expected, rtol=1e-6)
     np.testing.assert_array_equal(gx.numpy(), gx2.numpy())
     np.testing.assert_array_equal(tape.gradient(x, x).numpy(), np.ones(2, np.float32))
+
+
+def test_a_gradient_for_an_input_no_source_reaches_leaves_the_direct_rules_on(monkeypatch):
+    # The custom rule gives a tensor for the constant c too; the pass drops it, and the Tanh before it
+    # still takes its direct rule (no TanhGrad op runs), with tanh's closed-form derivative.
+    @ad.custom_gradient
+    def f(z, c):
+        return z * c, lambda g: (g * c, g * z)
+
+    with ad.backend("numpy"):
+        x, c = ad.constant(X), ad.constant(X * 2)
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = ad.reduce_sum(f(ad.tanh(x), c))
+        ran = []
+        real = _ops._execute
+        monkeypatch.setattr(_ops, "_execute", lambda prim, *a, **k: ran.append(prim.type) or real(prim, *a, **k))
+        g = tape.gradient(y, x)
+    assert "TanhGrad" not in ran
+    np.testing.assert_allclose(g.numpy(), (1 - np.tanh(X) ** 2) * X * 2, rtol=1e-5)
