@@ -7,12 +7,15 @@ is 0), nothing would record those ops: each one's trip through ``execute``
 (namespace lookup, checks, the primitive's forward, a new tensor) is then
 pure overhead, about as long as the NumPy work of a small op.  The rules
 here compute the same values with the primitives' own forward functions (so
-the bits are those the op-built rule gives) and wrap only the results.
+the bits are those the op-built rule gives), on the values themselves: they
+take the upstream gradient's array and return arrays, and the pass wraps
+only what it hands back (or what a listener or an op-built rule reads).
 
 ``DIRECT`` maps a primitive's gradient rule (the function object: a rule
 replaced with ``RegisterGradient`` finds nothing) to its direct version,
-``(record, g, reach) -> input gradients`` with the same ``None``s, or
-``None`` to leave the case to the rule: it reads the record's fields (see
+``(record, g, reach) -> input gradients``, arrays for the op-built rule's
+tensors (``g`` itself where the rule passes it on) with the same ``None``s,
+or ``None`` to leave the case to the rule: it reads the record's fields (see
 ``_record``) without an op view.  ``reach`` holds the ids that need a
 gradient: an input outside it may get ``None`` instead (TF's
 ``skip_input_indices``; the pass drops those gradients anyway).  ``_tape._backward``
@@ -35,7 +38,6 @@ from ._backend import _NUMPY_TYPES
 from ._record import ATTRS, IN_IDS, IN_SHAPES, INPUTS, OUTPUT
 from ._registry import PRIMITIVES
 from ._primitives import _count_of
-from ._tensor import _wrap as wrap  # (a new tensor holding a value: each rule's results)
 
 
 def _forward(op_type: str):
@@ -53,8 +55,7 @@ def numpy_value(v) -> bool:
 
 def _mul(rec, g, reach):
     x, y = rec[INPUTS]
-    gv = g._value
-    return (None if y is None else wrap(gv * y._value)), (None if x is None else wrap(gv * x._value))
+    return (None if y is None else g * y._value), (None if x is None else g * x._value)
 
 
 def _add(rec, g, reach):  # (no op in the rule either: here it skips making the op view)
@@ -66,34 +67,34 @@ def _pass_on(rec, g, reach):
 
 
 def _sub(rec, g, reach):
-    return g, (wrap(-g._value) if rec[IN_IDS][1] in reach else None)
+    return g, (-g if rec[IN_IDS][1] in reach else None)
 
 
 def _neg(rec, g, reach):
-    return (wrap(-g._value),)
+    return (-g,)
 
 
 def _sin(rec, g, reach):
-    return (wrap(g._value * _np.cos(rec[INPUTS][0]._value)),)
+    return (g * _np.cos(rec[INPUTS][0]._value),)
 
 
 def _cos(rec, g, reach):
-    return (wrap(-g._value * _np.sin(rec[INPUTS][0]._value)),)
+    return (-g * _np.sin(rec[INPUTS][0]._value),)
 
 
 def _tanh(rec, g, reach):
-    return (wrap(_TANH_GRAD(_np, rec[OUTPUT]._value, g._value)),)
+    return (_TANH_GRAD(_np, rec[OUTPUT]._value, g),)
 
 
 def _sigmoid(rec, g, reach):
-    return (wrap(_SIGMOID_GRAD(_np, rec[OUTPUT]._value, g._value)),)
+    return (_SIGMOID_GRAD(_np, rec[OUTPUT]._value, g),)
 
 
 def _square(rec, g, reach):
     x = rec[INPUTS][0]._value
     if x.dtype.kind != "f":  # (2.0 in another dtype: the op-built rule converts it, or says why not)
         return None
-    return (wrap(g._value * (x.dtype.type(2) * x)),)
+    return (g * (x.dtype.type(2) * x),)
 
 
 def _pow(rec, g, reach):
@@ -104,7 +105,7 @@ def _pow(rec, g, reach):
     if xv.dtype.kind != "f":
         return None
     # (A Python 1 takes pv's floating dtype, as NumPy promotes it: the bits of pv.dtype.type(1), without making it.)
-    return wrap((g._value * pv) * _POW(_np, xv, pv - 1)), None
+    return (g * pv) * _POW(_np, xv, pv - 1), None
 
 
 def _reduce_back(gv, attrs, shape):
@@ -116,36 +117,33 @@ def _reduce_back(gv, attrs, shape):
 
 
 def _sum(rec, g, reach):
-    v = _reduce_back(g._value, rec[ATTRS], rec[IN_SHAPES][0])
-    return (g if v is g._value else wrap(v),)
+    return (_reduce_back(g, rec[ATTRS], rec[IN_SHAPES][0]),)
 
 
 def _mean(rec, g, reach):
-    gv = g._value
-    if gv.dtype.kind != "f":
+    if g.dtype.kind != "f":
         return None
     attrs, shape = rec[ATTRS], rec[IN_SHAPES][0]
-    v = _reduce_back(gv / gv.dtype.type(float(_count_of(shape, attrs["axis"]))), attrs, shape)
-    return (wrap(v),)
+    return (_reduce_back(g / g.dtype.type(float(_count_of(shape, attrs["axis"]))), attrs, shape),)
 
 
 def _matmul(rec, g, reach):
     a, b = rec[INPUTS]
     attrs = rec[ATTRS]
-    ta, tb, gv = attrs["transpose_a"], attrs["transpose_b"], g._value
+    ta, tb = attrs["transpose_a"], attrs["transpose_b"]
     ga = gb = None
     if b is not None:
         bv = b._value
-        ga = wrap(_MATMUL(_np, bv, gv, tb, True) if ta else _MATMUL(_np, gv, bv, False, not tb))
+        ga = _MATMUL(_np, bv, g, tb, True) if ta else _MATMUL(_np, g, bv, False, not tb)
     if a is not None:
         av = a._value
-        gb = wrap(_MATMUL(_np, gv, av, True, ta) if tb else _MATMUL(_np, av, gv, not ta, False))
+        gb = _MATMUL(_np, g, av, True, ta) if tb else _MATMUL(_np, av, g, not ta, False)
     return ga, gb
 
 
-def unbroadcast_leading(gv, extra: int):
+def sum_leading(gv, extra: int):
     """A gradient's NumPy value ``gv`` summed over its first ``extra`` axes (a bias's gradient), without an op."""
-    return wrap(_SUM(_np, gv, _LEADING[extra] if extra < 4 else tuple(range(extra)), False))
+    return _SUM(_np, gv, _LEADING[extra] if extra < 4 else tuple(range(extra)), False)
 
 
 _LEADING = ((), (0,), (0, 1), (0, 1, 2))  # the first axes, as Sum's axis

@@ -40,9 +40,11 @@ def _count(op):
 
 def _count_of(shape, axis) -> int:
     """How many elements a reduction over ``axis`` (a tuple, or None for all) takes into each result."""
+    if axis is None:  # (every element: the product in C, not a loop here)
+        return _math.prod(shape)
     n = 1
     for i, d in enumerate(shape):
-        if axis is None or i in axis:
+        if i in axis:
             n *= d
     return n
 

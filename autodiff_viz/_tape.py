@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import itertools
+import operator
 import warnings
 
 import numpy as _np
@@ -27,13 +28,14 @@ from . import _backend, _context, _direct_rules, _nest, _ops, _registry
 from . import _tensor as _t
 from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import of_dtype
-from ._record import FLOATING, IN_IDS, OUT_DTYPE, OUT_ID, PRIM, RULE, Op, released
+from ._record import FLOATING, IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
 from ._shape import broadcast_axes
 from ._backend import _NUMPY_TYPES
 from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
 _ADD = _registry.PRIMITIVES["Add"]
+_ID_OF = operator.attrgetter("_id")
 
 
 class UnconnectedGradients(enum.Enum):
@@ -200,7 +202,7 @@ class GradientTape:
         not depend on gives ``None`` (or zeros with ``unconnected_gradients='zero'``).
         """
         self._check_usable("gradient")
-        zero = _unconnected(unconnected_gradients)
+        zero = False if unconnected_gradients is _NONE else _unconnected(unconnected_gradients)
         # One tensor, or a list or tuple of them (the common cases), skips the walks over nested structures.
         one_target, one_source = isinstance(target, Tensor), isinstance(sources, Tensor)
         flat_targets = [target] if one_target else _as_tensors(_nest.flatten(target), "target")
@@ -216,7 +218,8 @@ class GradientTape:
         elif one_target and one_source:  # what the one call was asked: explain tells a later, refused call apart
             self._asked = ((target._id,), (sources._id,))
         else:
-            self._asked = (tuple([t._id for t in flat_targets]), tuple([s._id for s in flat_sources]))
+            self._asked = ((target._id,) if one_target else tuple(map(_ID_OF, flat_targets)),
+                           tuple(map(_ID_OF, flat_sources)))  # (a map of attrgetter: no comprehension's frame)
         ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
                                                                                              flat_targets)
         for t in flat_targets:
@@ -274,16 +277,15 @@ class GradientTape:
             source_ids = {s._id for s in sources if _floating(s)}
         not_differentiable = _registry.NOT_DIFFERENTIABLE
         live = self._live
-        reach = source_ids & live
+        # Every id the tape watches is a source and every record passes a gradient on: each record
+        # was taken for an input that was live then (a source, or an earlier record's output), so
+        # every live id is reached, and the walk below would only find that out.
+        every_live = not self._stops and self._watched <= source_ids
+        reach = live.copy() if every_live else source_ids & live
         for t in targets:
             if t._id in source_ids:
                 reach.add(t._id)
-        if not self._stops and self._watched <= source_ids:
-            # Every id the tape watches is a source and every record passes a gradient on: each record
-            # was taken for an input that was live then (a source, or an earlier record's output), so
-            # every live id is reached, and the walk below would only find that out.
-            reach |= live
-        else:
+        if not every_live:
             # A record without a gradient (stop_gradient, comparisons...) does not pass
             # reachability on: rules downstream of it never run (as in TF).
             # Integer and bool results carry no gradient (as in TF): they stop reachability too.
@@ -308,15 +310,16 @@ class GradientTape:
                 _seed(grads, counts, t._id, seed, self, emitting)
             else:  # (a target seen first, nobody listening: its seed is its gradient; counts are read only for events)
                 grads[t._id] = seed
-        step = 0
-        missing = _registry._MISSING
         # No tape or accumulator anywhere: nothing would record the rules' ops, so the commonest
-        # rules run as plain NumPy (see _direct_rules), and gradients add up the same way.
+        # rules run as plain NumPy (see _direct_rules), and gradients add up the same way; with
+        # nobody listening either, no step needs its gradients as tensors.
         untaped = not ACTIVE[0]
+        if untaped and not emitting:
+            return self._backward_values(records, grads, reach, free, source_ids)
+        step = 0
         direct_rules = _direct_rules.DIRECT if untaped else _NO_RULES
         add = _add_direct if untaped else _add
         numpy_types = _NUMPY_TYPES
-        new_op = object.__new__
         for k in range(n - 1, -1, -1):
             # The record's fields in the order _record declares them: one unpacking costs a third of
             # reading six of them by name, on every record of every backward pass.
@@ -329,30 +332,15 @@ class GradientTape:
                 continue
             rule = own_rule or prim.grad
             direct = direct_rules.get(rule)  # (never the missing rule's: that raises below)
-            if direct is not None and numpy_types.get(type(g._value)) is _np and (
-                    in_grads := direct(rec, g, reach)) is not None:
-                # (A direct rule returns a tuple, one tensor or None per input, or None to leave it to the rule.)
-                op = None
+            if direct is not None and numpy_types.get(type(gv := g._value)) is _np and (
+                    values := direct(rec, gv, reach)) is not None:
+                # (A direct rule returns a tuple, one array or None per input, or None to leave it to the rule;
+                # an array that is g's own value is passed on as g, as the op-built rule passes g on.)
+                in_grads = [None if v is None else g if v is gv else _t._wrap(v) for v in values]
+                built = False
             else:
-                if rule is missing:
-                    raise LookupError(f"gradient registry has no entry for: {prim.type}")
-                # The op view the rule reads, made here without a call (what Op(rec) does).
-                op = new_op(Op)
-                op._r = rec
-                op.inputs = saved or (None,) * len(in_ids)
-                op.outputs = (output,)
-                if rule is not_differentiable:
-                    in_grads = (None,) * len(in_ids)
-                else:
-                    try:
-                        in_grads = rule(op, g)
-                    except (TypeError, AttributeError) as e:
-                        raise _rule_error(op, e) from e
-                    if type(in_grads) is not tuple and type(in_grads) is not list:
-                        in_grads = (in_grads,)
-                    if len(in_grads) != len(in_ids):
-                        raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients "
-                                         f"for {len(in_ids)} inputs")
+                in_grads = _built_rule_grads(rec, rule, g)
+                built = True
             if emitting:
                 step += 1
                 sent = ()  # per input given a gradient: its position, the gradient and its total now
@@ -364,7 +352,7 @@ class GradientTape:
                 tid = in_ids[i]
                 if tid not in reach:
                     continue
-                if op is not None and not isinstance(gi, Tensor):  # (a direct rule's are tensors)
+                if built and not isinstance(gi, Tensor):  # (a direct rule's are made tensors above)
                     gi = _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i])
                 if gi._value.shape != in_shapes[i]:
                     gi = _unbroadcast(gi, in_shapes[i], prim.type, untaped)
@@ -385,6 +373,80 @@ class GradientTape:
         if free:
             self._freed = n
         return grads
+
+    def _backward_values(self, records, grads, reach, free, source_ids):
+        """``_backward``'s sweep while no tape records and nobody listens, on the gradients' values (arrays).
+
+        ``grads`` holds the targets' starting gradients (tensors: their values
+        replace them).  Direct rules take and give values; a tensor is made
+        only for a rule built of ops (its upstream gradient) and for each
+        source's gradient handed back.
+        """
+        # The direct rules are NumPy's: they serve while every gradient is a NumPy value, which each one
+        # is once the seeds are (a direct rule's results are), until a rule built of ops says otherwise.
+        direct_rules = _direct_rules.DIRECT
+        numpy_types = _NUMPY_TYPES
+        for tid in grads:
+            v = grads[tid] = grads[tid]._value
+            if numpy_types.get(type(v)) is not _np:
+                direct_rules = _NO_RULES
+        n = len(records)
+        sum_leading = _direct_rules.sum_leading
+        wrap = _t._wrap
+        for k in range(n - 1, -1, -1):
+            (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
+             saved, output, own_rule) = rec = records[k]
+            g = grads.get(out_id)
+            if g is None:  # not on a path from a source to a target (or a spent record)
+                if free:
+                    records[k] = released(rec)
+                continue
+            rule = own_rule or prim.grad
+            direct = direct_rules.get(rule)
+            if direct is None or (in_grads := direct(rec, g, reach)) is None:
+                in_grads = _values_of(rec, _built_rule_grads(rec, rule, wrap(g)), reach)
+                if direct_rules is not _NO_RULES:
+                    for gi in in_grads:
+                        if gi is not None and numpy_types.get(type(gi)) is not _np:
+                            direct_rules = _NO_RULES
+            i = -1
+            for gi in in_grads:  # (counting by hand: a zip costs more than the index reads)
+                i += 1
+                if gi is None:
+                    continue
+                tid = in_ids[i]
+                if tid not in reach:
+                    continue
+                if gi.shape != (shape := in_shapes[i]):  # broadcast in the op: summed back (a bias's sum)
+                    extra = len(gi.shape) - len(shape)
+                    if extra > 0 and gi.shape[extra:] == shape and numpy_types.get(type(gi)) is _np:
+                        gi = sum_leading(gi, extra)
+                    else:
+                        gi = _unbroadcast(wrap(gi), shape, prim.type, True)._value
+                if tid not in grads:  # (a test costs less than a get, for the first gradient: the commonest)
+                    grads[tid] = gi
+                elif (prev := grads[tid]).dtype is gi.dtype and numpy_types.get(type(gi)) is _np:  # (_add_values)
+                    grads[tid] = prev + gi
+                else:
+                    grads[tid] = _add_values(prev, gi)
+            if free:
+                if saved is not None or output is not None or own_rule is not None:
+                    # released(rec), from the fields at hand
+                    records[k] = (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
+                                  None, None, None)
+                if out_id not in source_ids:
+                    del grads[out_id]
+        if free:  # only the sources' gradients are left: every other one went with its record
+            self._freed = n
+            for sid in grads:
+                grads[sid] = wrap(grads[sid])
+            return grads
+        results = {}
+        for sid in source_ids:
+            v = grads.get(sid)
+            if v is not None:
+                results[sid] = wrap(v)
+        return results
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -505,6 +567,47 @@ def _jacobian_rows(tape, target, sources, row_shape, zero, batch):
     return results
 
 
+def _built_rule_grads(rec, rule, g):
+    """What a gradient rule built of ops gives for upstream gradient ``g``: one entry per input."""
+    in_ids = rec[IN_IDS]
+    if rule is _registry._MISSING:
+        raise LookupError(f"gradient registry has no entry for: {rec[PRIM].type}")
+    # The op view the rule reads, made here without a call (what Op(rec) does).
+    op = _new_op(Op)
+    op._r = rec
+    op.inputs = rec[INPUTS] or (None,) * len(in_ids)
+    op.outputs = (rec[OUTPUT],)
+    if rule is _registry.NOT_DIFFERENTIABLE:
+        return (None,) * len(in_ids)
+    try:
+        in_grads = rule(op, g)
+    except (TypeError, AttributeError) as e:
+        raise _rule_error(op, e) from e
+    if type(in_grads) is not tuple and type(in_grads) is not list:
+        in_grads = (in_grads,)
+    if len(in_grads) != len(in_ids):
+        raise ValueError(f"gradient rule for {op.type} returned {len(in_grads)} gradients for {len(in_ids)} inputs")
+    return in_grads
+
+
+_new_op = object.__new__
+
+
+def _values_of(rec, in_grads, reach) -> list:
+    """A rule's input gradients as values: a tensor's own, anything else converted to the input's dtype.
+
+    (Only for the inputs that need a gradient, as the pass on tensors converts them; ``None`` for the others.)
+    """
+    in_ids = rec[IN_IDS]
+    out = [None] * len(in_grads)  # (None for an input that needs none: the pass skips it)
+    i = -1
+    for gi in in_grads:
+        i += 1
+        if gi is not None and in_ids[i] in reach:
+            out[i] = (gi if isinstance(gi, Tensor) else _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i]))._value
+    return out
+
+
 def _ones_like(t):
     v = t._value
     if isinstance(v, _np.generic):  # a scalar result (a loss): NumPy's own scalar one, made once per dtype
@@ -558,6 +661,13 @@ def _add(a, b):
     return _t.execute(_ADD, (a, b))
 
 
+def _add_values(a, b):
+    """:func:`_add` on two gradients' values while no tape records: NumPy values of one dtype without an op."""
+    if a.dtype is b.dtype and _NUMPY_TYPES.get(type(b)) is _np:  # (_direct_rules.numpy_value, without the call)
+        return a + b
+    return _add(_t._wrap(a), _t._wrap(b))._value
+
+
 def _add_direct(a, b):
     """:func:`_add` while no tape records: NumPy values of one dtype are added without an op."""
     av, bv = a._value, b._value
@@ -585,7 +695,7 @@ def _unbroadcast(g, shape, op_type, untaped=False):
         raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
     if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
         if untaped and _NUMPY_TYPES.get(type(gv)) is _np:  # (_direct_rules.numpy_value, without the call)
-            return _direct_rules.unbroadcast_leading(gv, extra)
+            return _t._wrap(_direct_rules.sum_leading(gv, extra))
         return _ops._sum(g, tuple(range(extra)))
     axes = broadcast_axes(tuple(shape), gshape)
     if axes is None:
