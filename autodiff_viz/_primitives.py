@@ -8,7 +8,9 @@ shape.  Adding an op is one ``defop`` line, its public function in
 ``_ops``, and its case in the gradient checker's table (``tests/gradcheck.py``;
 README, "Adding an op").  The line under each entry, ``jvp=``, is its tangent rule for
 forward mode (``ad.autodiff.ForwardAccumulator``): ``(op, tangents)`` to the
-output's tangent.  Ops declared not differentiable need none.
+output's tangent.  Ops declared not differentiable need none.  The commonest ops
+also give ``direct=``: their gradient rule on arrays (``_direct_rules``), which a
+backward pass that no tape records runs instead of the ops of ``grad``.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import math as _math
 
 import numpy as _np
 
-from . import _backend, _conv_kernels as ck, _math_ops as mo, _nn_ops as nno, _ops as o
+from . import _backend, _conv_kernels as ck, _direct_rules as dr, _kernels as kn, _math_ops as mo, _nn_ops as nno, _ops as o
 from ._registry import NOT_DIFFERENTIABLE as NONE, defop
 
 
@@ -35,18 +37,7 @@ def _reduce_back(op, g):
 
 
 def _count(op):
-    return _count_of(op.in_shapes[0], op.attrs["axis"])
-
-
-def _count_of(shape, axis) -> int:
-    """How many elements a reduction over ``axis`` (a tuple, or None for all) takes into each result."""
-    if axis is None:  # (every element: the product in C, not a loop here)
-        return _math.prod(shape)
-    n = 1
-    for i, d in enumerate(shape):
-        if i in axis:
-            n *= d
-    return n
+    return kn.count_of(op.in_shapes[0], op.attrs["axis"])
 
 
 def _extreme_grad(op, g):
@@ -288,18 +279,6 @@ def _integral(xp, dtype) -> bool:
     return xp.isdtype(dtype, "integral") if hasattr(xp, "isdtype") else dtype.kind in "iu"
 
 
-# NumPy's function wrappers (np.sum, np.mean, np.reshape) cost more than the work on
-# small arrays; for NumPy arrays the forwards below call the ufunc or method they wrap.
-def _sum(xp, x, axis, keepdims):
-    if xp is _np:
-        return _np.add.reduce(x, axis=axis, dtype=x.dtype, keepdims=keepdims)
-    return xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-
-
-def _reshape(xp, x, shape):
-    return x.reshape(shape) if xp is _np else xp.reshape(x, shape)
-
-
 def _times_mask(xp, g, mask):
     """``g`` where ``mask`` holds, else 0, as TF's ReLU gradient kernels compute it: ``g`` times the mask.
 
@@ -309,71 +288,19 @@ def _times_mask(xp, g, mask):
     return g * (mask if xp is _np else xp.astype(mask, g.dtype))
 
 
-def _broadcast_to(xp, x, shape):
-    if xp is _np and x.size == 1 and x.ndim <= len(shape) and 0 not in shape:
-        # One value spread (a mean's or sum's gradient): a read-only view with zero strides, as
-        # np.broadcast_to makes, at a fifth of its cost.
-        out = _np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
-        if out.flags.writeable:  # (a view of a NumPy scalar is read-only already)
-            out.flags.writeable = False
-        return out
-    return xp.broadcast_to(x, shape)
-
-
 def _mean(xp, x, axis, keepdims):
     if xp is _np and x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.size:
         # What np.mean does for float32/64 (a float32 sum, then one division), without its wrapper.
-        return _np.add.reduce(x, axis=axis, keepdims=keepdims) / _count_of(x.shape, axis)
+        return _np.add.reduce(x, axis=axis, keepdims=keepdims) / kn.count_of(x.shape, axis)
     if not _integral(xp, x.dtype):
         return xp.mean(x, axis=axis, keepdims=keepdims)
     # TF's integer mean: the sum divided by the count, truncated toward zero (mean([1, 2, 4]) is 2).
     total = xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-    n = _count_of(x.shape, axis)
+    n = kn.count_of(x.shape, axis)
     if n == 0:
         return total
     q = xp.abs(total) // n
     return xp.where(total < 0, -q, q)
-
-
-def _pow(xp, x, p):
-    """``x ** p``; a whole-number exponent takes the power of ``|x|`` and gives it ``x``'s sign when odd.
-
-    NumPy's float pow leaves its fast vector loop for negative bases (x**3 on
-    1,000 mixed-sign float32 values took 40 µs, on positive ones 2 µs), and
-    its two loops round differently, so ``(-x)**3`` was not always ``-(x**3)``.
-    Through ``|x|`` every backend runs one loop and keeps that symmetry, as
-    TF's (Eigen's) pow does; signed zeros, infinities and NaN come out as C's
-    pow gives them (as TF's), also for ``x ** 0.5``.  ``x ** 2`` and ``x ** 1`` are ``x * x`` and ``x``,
-    the bits NumPy's pow gives for them, at a third of its cost.
-    """
-    if xp is _np:
-        real = x.dtype.kind == "f" and p.dtype.kind == "f"
-    else:
-        real = _real_floating(xp, x.dtype) and _real_floating(xp, p.dtype)
-    if real and p.ndim == 0:
-        e = float(p)
-        if e == 2.0:
-            return x * x
-        if e == 1.0:
-            # (A NumPy array's copy in its own memory order holds positive's bits at a third of its cost.)
-            return x.copy("K") if type(x) is _np.ndarray and x.ndim else xp.positive(x)
-        if e.is_integer():
-            r = xp.abs(x)
-            if type(r) is _np.ndarray:  # (a NumPy array is worked on in place: one allocation, not three)
-                _np.pow(r, p, out=r)
-                return _np.copysign(r, x, out=r) if e % 2 else r
-            r = xp.pow(r, p)
-            return xp.copysign(r, x) if e % 2 else r
-        if e == 0.5:
-            # NumPy's pow takes its square root for 0.5, so -0 and -inf gave -0 and NaN; TF's pow is C's:
-            # +0 and +inf (``+ 0.0`` turns -0 into +0; -x is +inf where x is -inf).
-            r = xp.where(x == -_math.inf, -x, xp.pow(x, p) + 0.0)
-            return r if xp is not _np or type(x) is _np.ndarray else r[()]
-    return xp.pow(x, p)
-
-
-def _real_floating(xp, dtype) -> bool:
-    return xp.isdtype(dtype, "real floating") if hasattr(xp, "isdtype") else dtype.kind == "f"
 
 
 def _nonzero_divisor(xp, y):
@@ -432,24 +359,6 @@ def _softmax(xp, x, axis):
 def _log_softmax(xp, x, axis):
     s = x - xp.max(x, axis=axis, keepdims=True)
     return s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
-
-
-def _matmul(xp, a, b, transpose_a, transpose_b):
-    if xp is _np:  # the .mT view costs a tenth of np.matrix_transpose's wrapper
-        if transpose_a:
-            a = a.mT
-        if transpose_b:
-            b = b.mT
-        if a.ndim == 2 == b.ndim and a.dtype.char in "fd" and a.flags.forc and b.flags.forc:
-            # np.dot makes the same BLAS call for contiguous (or transposed) float matrices, same bits, at
-            # ~0.35 µs less than matmul's dispatch on small ones; strided operands can take another path.
-            return _np.dot(a, b)
-        return _np.matmul(a, b)
-    if transpose_a:
-        a = xp.matrix_transpose(a)
-    if transpose_b:
-        b = xp.matrix_transpose(b)
-    return xp.matmul(a, b)
 
 
 def _adjust_contrast(xp, images, factor):
@@ -581,26 +490,26 @@ def _max_pool_grad_grad_rule(op, u):
 # Arithmetic
 defop("Add",      lambda xp, x, y: x + y,                        lambda op, g: (g, g),
       jvp=lambda op, t: t[0] + t[1],
-      show=('a + b', '1', '1'))
+      direct=dr.add, show=('a + b', '1', '1'))
 defop("AddN",     lambda xp, *xs: _sum_all(xp, xs),              lambda op, g: (g,) * len(op.in_ids),
       jvp=lambda op, t: o.add_n(t),
       show=('a + b + …', '1'))
 defop("Sub",      lambda xp, x, y: x - y,                        lambda op, g: (g, o._neg(g)),
       jvp=lambda op, t: t[0] - t[1],
-      show=('a − b', '1', '−1'))
+      direct=dr.sub, show=('a − b', '1', '−1'))
 defop("Mul",      lambda xp, x, y: x * y,                        _mul_grad, save={0: (1,), 1: (0,)},
       jvp=lambda op, t: t[0] * op.inputs[1] + op.inputs[0] * t[1],
-      show=('a · b', 'b', 'a'))
+      direct=dr.mul, show=('a · b', 'b', 'a'))
 defop("RealDiv",  lambda xp, x, y: x / y,
       _div_grad, save={0: (1,), 1: (0, 1)},
       jvp=lambda op, t: (t[0] - op.outputs[0] * t[1]) / op.inputs[1],
       show=('a / b', '1/b', '−a/b²'))
 defop("Neg",      lambda xp, x: -x,                              lambda op, g: (-g,),
       jvp=lambda op, t: -t[0],
-      show=('−a', '−1'))
+      direct=dr.neg, show=('−a', '−1'))
 defop("Square",   lambda xp, x: xp.multiply(x, x),               _square_grad, save="all",
       jvp=lambda op, t: (2.0 * op.inputs[0]) * t[0],
-      show=('a²', '2a'))
+      direct=dr.square, show=('a²', '2a'))
 defop("Sqrt",     lambda xp, x: xp.sqrt(x),                      lambda op, g: (o._sqrt_grad(op.outputs[0], g),), save_output=True,
       jvp=lambda op, t: o._sqrt_grad(op.outputs[0], t[0]),
       show=('√a', '1/(2√a)'))
@@ -611,9 +520,9 @@ defop("SqrtGrad", lambda xp, y, g: 0.5 * g / xp.where(g == 0, xp.ones_like(y), y
       save={0: (0, 1)}, save_output=(0,),
       jvp=lambda op, t: (0.5 * t[1] - t[0] * op.outputs[0]) / op.inputs[0],
       show=('b / (2a)   (a = √x, b: upstream)', '−b/(2a²)', '1/(2a)'))
-defop("Pow",      _pow,                                          _pow_grad, save={0: (0, 1), 1: (0, 1)}, save_output=(1,),
+defop("Pow",      kn.power,                                          _pow_grad, save={0: (0, 1), 1: (0, 1)}, save_output=(1,),
       jvp=_pow_jvp,
-      show=('a^b', 'b·a^(b−1)', 'a^b·ln a'))
+      direct=dr.power, show=('a^b', 'b·a^(b−1)', 'a^b·ln a'))
 defop("SquaredDifference", lambda xp, x, y: xp.square(x - y),
       lambda op, g: ((2.0 * g) * (op.inputs[0] - op.inputs[1]), (-2.0 * g) * (op.inputs[0] - op.inputs[1])), save="all",
       jvp=lambda op, t: (2.0 * (op.inputs[0] - op.inputs[1])) * (t[0] - t[1]),
@@ -657,10 +566,10 @@ defop("Log1p",    lambda xp, x: xp.log1p(x),                     lambda op, g: (
       show=('log(1 + a)', '1/(1 + a)'))
 defop("Sin",      lambda xp, x: xp.sin(x),                       lambda op, g: (o._mul(g, o.cos(op.inputs[0])),), save="all",
       jvp=lambda op, t: t[0] * o.cos(op.inputs[0]),
-      show=('sin(a)', 'cos(a)'))
+      direct=dr.sin, show=('sin(a)', 'cos(a)'))
 defop("Cos",      lambda xp, x: xp.cos(x),                       lambda op, g: (o._mul(o._neg(g), o.sin(op.inputs[0])),), save="all",
       jvp=lambda op, t: -t[0] * o.sin(op.inputs[0]),
-      show=('cos(a)', '−sin(a)'))
+      direct=dr.cos, show=('cos(a)', '−sin(a)'))
 defop("Sinh",     lambda xp, x: xp.sinh(x),                      lambda op, g: (g * mo.cosh(op.inputs[0]),), save="all",
       jvp=lambda op, t: t[0] * mo.cosh(op.inputs[0]),
       show=('sinh(a)', 'cosh(a)'))
@@ -672,19 +581,19 @@ defop("Tan",      lambda xp, x: xp.tan(x),                       lambda op, g: (
       show=('tan(a)', '1/cos²(a)'))
 defop("Tanh",     lambda xp, x: xp.tanh(x),                      lambda op, g: (o._tanh_grad(op.outputs[0], g),), save_output=True,
       jvp=lambda op, t: o._tanh_grad(op.outputs[0], t[0]),
-      show=('tanh(a)', '1 − tanh²(a)'))
+      direct=dr.tanh, show=('tanh(a)', '1 − tanh²(a)'))
 defop("Sigmoid",  _sigmoid,                                      lambda op, g: (o._sigmoid_grad(op.outputs[0], g),), save_output=True,
       jvp=lambda op, t: o._sigmoid_grad(op.outputs[0], t[0]),
-      show=('σ(a)', 'σ(a)·(1 − σ(a))'))
+      direct=dr.sigmoid, show=('σ(a)', 'σ(a)·(1 − σ(a))'))
 # Fused backward ops, as in TF: one op instead of three in every Tanh/Sigmoid
 # rule.  Their own rules give the second derivatives.  (y: the forward output,
 # g: the upstream gradient.)
-defop("TanhGrad", lambda xp, y, g: g * (1.0 - y * y),
+defop("TanhGrad", kn.tanh_grad,
       lambda op, u: (None if op.inputs[1] is None else -2.0 * u * op.inputs[1] * op.inputs[0],
                      o._tanh_grad(op.inputs[0], u)), save={0: (0, 1), 1: (0,)},
       jvp=lambda op, t: o._tanh_grad(op.inputs[0], t[1]) - 2.0 * op.inputs[1] * op.inputs[0] * t[0],
       show=('b·(1 − a²)   (a = tanh(x), b: upstream)', '−2ab', '1 − a²'))
-defop("SigmoidGrad", lambda xp, y, g: g * y * (1.0 - y),
+defop("SigmoidGrad", kn.sigmoid_grad,
       lambda op, u: (None if op.inputs[1] is None else u * op.inputs[1] * (1.0 - 2.0 * op.inputs[0]),
                      o._sigmoid_grad(op.inputs[0], u)), save={0: (0, 1), 1: (0,)},
       jvp=lambda op, t: o._sigmoid_grad(op.inputs[0], t[1]) + op.inputs[1] * (1.0 - 2.0 * op.inputs[0]) * t[0],
@@ -741,14 +650,14 @@ defop("LogSoftmax", _log_softmax,                                _log_softmax_gr
       jvp=lambda op, t: t[0] - o.reduce_sum(o.exp(op.outputs[0]) * t[0], axis=op.attrs["axis"], keepdims=True),
       show=('log softmax(a)', 'I − softmax(a) per row'))
 # Reductions (axis: a tuple of non-negative ints or None)
-defop("Sum",      _sum,
+defop("Sum",      kn.reduce_sum,
       lambda op, g: (_reduce_back(op, g),),
       jvp=lambda op, t: o.reduce_sum(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
-      show=('Σ a', '1 for every element'))
+      direct=dr.reduce_sum, show=('Σ a', '1 for every element'))
 defop("Mean",     _mean,
       lambda op, g: (_reduce_back(op, o._div(g, o._const(float(_count(op)), g))),),  # divide, then spread: n times less work
       jvp=lambda op, t: o.reduce_mean(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
-      show=('mean(a)', '1/n for every element'))
+      direct=dr.reduce_mean, show=('mean(a)', '1/n for every element'))
 defop("Max",      lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),   _extreme_grad, save="all", save_output=True,
       jvp=_extreme_jvp,
       show=('max(a)', '1 at the maximum (ties share)'))
@@ -767,14 +676,14 @@ defop("ArgMax",   lambda xp, x, axis: xp.astype(xp.argmax(x, axis=axis), xp.int6
 defop("ArgMin",   lambda xp, x, axis: xp.astype(xp.argmin(x, axis=axis), xp.int64),      NONE,
       show=('argmin(a)',))
 # Linear algebra and shapes
-defop("MatMul",   _matmul,                                       _matmul_grad, save={0: (1,), 1: (0,)},
+defop("MatMul",   kn.matmul,                                       _matmul_grad, save={0: (1,), 1: (0,)},
       jvp=_matmul_jvp,
-      show=('A @ B', 'upstream @ Bᵀ', 'Aᵀ @ upstream'))
+      direct=dr.matmul, show=('A @ B', 'upstream @ Bᵀ', 'Aᵀ @ upstream'))
 defop("Transpose", lambda xp, x, perm: xp.permute_dims(x, perm),
       lambda op, g: (o.transpose(g, perm=[op.attrs["perm"].index(i) for i in range(len(op.attrs["perm"]))]),),
       jvp=lambda op, t: o.transpose(t[0], perm=op.attrs["perm"]),
       show=('aᵀ', 'transpose back'))
-defop("Reshape",  _reshape,     lambda op, g: (o.reshape(g, op.in_shapes[0]),),
+defop("Reshape",  kn.reshape,     lambda op, g: (o.reshape(g, op.in_shapes[0]),),
       jvp=lambda op, t: o.reshape(t[0], op.attrs["shape"]),
       show=('reshape(a)', 'reshape back'))
 defop("Squeeze",  lambda xp, x, axis: xp.reshape(x, _squeezed(x.shape, axis)), lambda op, g: (o.reshape(g, op.in_shapes[0]),),
@@ -783,9 +692,9 @@ defop("Squeeze",  lambda xp, x, axis: xp.reshape(x, _squeezed(x.shape, axis)), l
 defop("ExpandDims", lambda xp, x, axis: xp.expand_dims(x, axis=axis), lambda op, g: (o.reshape(g, op.in_shapes[0]),),
       jvp=lambda op, t: o.expand_dims(t[0], op.attrs["axis"]),
       show=('expand_dims(a)', 'reshape back'))
-defop("BroadcastTo", _broadcast_to,                               lambda op, g: (g,),
+defop("BroadcastTo", kn.broadcast_to,                               lambda op, g: (g,),
       jvp=lambda op, t: o.broadcast_to(t[0], op.attrs["shape"]),
-      show=('broadcast(a)', '1, summed over the broadcast axes'))   # the tape sums g back
+      direct=dr.pass_on, show=('broadcast(a)', '1, summed over the broadcast axes'))   # the tape sums g back
 defop("ConcatV2", lambda xp, *xs, axis: xp.concat(xs, axis=axis), _concat_grad,
       jvp=lambda op, t: o.concat(t, axis=op.attrs["axis"]),
       show=('concat(a, b, …)', 'the matching slice'))

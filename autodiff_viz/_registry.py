@@ -65,9 +65,10 @@ NOT_DIFFERENTIABLE = "not differentiable"  # a rule value: gradient is None, not
 _MISSING = "missing"                        # no rule registered: LookupError
 
 PRIMITIVES: dict[str, Primitive] = {}
+DIRECT: dict = {}  # a primitive's gradient rule (the function) -> its rule on arrays: defop's ``direct``
 
 
-def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None, show=("",)):
+def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None, show=("",), direct=None):
     """Add one primitive: its TF type name, forward on arrays, gradient rule.
 
     ``save`` says which inputs the rule reads, in one of three forms: a tuple
@@ -79,6 +80,9 @@ def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None,
     ``op.inputs``/``op.outputs``.  ``show`` is how pictures write the op: its
     formula in the inputs ``a, b, c...`` and then each input's partial
     derivative, ``("a · b", "b", "a")``; trace events carry these strings.
+    ``direct`` is ``grad`` on arrays, for backward passes that no tape records
+    (see ``_direct_rules``): it is filed under ``grad`` in :data:`DIRECT`, so a rule
+    that replaces ``grad`` (:func:`gradient_override`) never meets it.
     """
     _check_definition(type, forward, grad, jvp)
     if type in PRIMITIVES:
@@ -86,6 +90,8 @@ def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None,
                          f"with ad.extend.lookup({type!r}), or give the new op another name")
     p = Primitive(type, forward, grad, jvp, save, save_output, show[0], tuple(show[1:]))
     PRIMITIVES[type] = p
+    if direct is not None:
+        DIRECT[grad] = direct
     return p
 
 

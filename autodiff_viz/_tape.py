@@ -317,7 +317,7 @@ class GradientTape:
         if untaped and not emitting:
             return self._backward_values(records, grads, reach, free, source_ids)
         step = 0
-        direct_rules = _direct_rules.DIRECT if untaped else _NO_RULES
+        direct_rules = _registry.DIRECT if untaped else _NO_RULES
         add = _add_direct if untaped else _add
         numpy_types = _NUMPY_TYPES
         for k in range(n - 1, -1, -1):
@@ -384,7 +384,7 @@ class GradientTape:
         """
         # The direct rules are NumPy's: they serve while every gradient is a NumPy value, which each one
         # is once the seeds are (a direct rule's results are), until a rule built of ops says otherwise.
-        direct_rules = _direct_rules.DIRECT
+        direct_rules = _registry.DIRECT
         numpy_types = _NUMPY_TYPES
         for tid in grads:
             v = grads[tid] = grads[tid]._value
