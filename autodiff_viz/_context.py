@@ -211,13 +211,14 @@ def name_scope(name: str):
 # ---------------------------------------------------------------------------
 # The engine announces an op and a backward step one way, ``state.audience.op(tape,
 # record, output, inputs)`` and ``state.audience.step(tape, record, step, upstream, sent)``
-# (``sent``: a flat tuple, three items per input the step gave a gradient to, in input order:
-# its position, the gradient and that input's total so far; how many gradients each has had
+# (``upstream`` and the gradients are values, arrays, not tensors: ``sent`` is a flat tuple,
+# three items per input the step gave a gradient to, in input order: its position, the
+# gradient and that input's total so far; how many gradients each has had
 # a listener counts itself, see ``_gradient_counts``), and everything else with
 # ``emit(kind, **payload)``; both only while ``LISTENING[0]``.  A listener is an object with those two methods that is also called
 # as ``listener(kind, payload)`` for the other kinds: a trace is one
 # (``_recording._Converter``); ``extend.announcements`` wraps a plain callable in
-# ``_record.Payloads``, which hands it every kind as a payload dict of its own.
+# ``_payloads.Payloads``, which hands it every kind as a payload dict of its own.
 # Payloads are engine objects; ``autodiff_viz._recording`` turns them into events.
 # The kinds and their payload keys (``op`` and ``backward_step`` as ``Payloads`` writes them):
 # - ``tape_begin``: tape, parent (the id of the tape it is nested in, or None), persistent,

@@ -31,7 +31,6 @@ import numpy as _np
 
 from ._context import ACCUMULATING, LISTENING, SCOPED, state
 from ._dtypes import of_dtype
-from ._gradient_counts import GradientCounts
 from ._registry import NOT_DIFFERENTIABLE
 
 _record_ids = itertools.count(1).__next__
@@ -420,49 +419,6 @@ def _watches(tape, inputs, live) -> bool:
             tape._watch_variable(t, auto=True)  # a trainable variable is watched when first read
             watched = t._id in live  # (custom_gradient's collector only notes the read)
     return watched
-
-
-class Payloads:
-    """A listener that is a plain callable ``(kind, payload)``, as ``extend.announcements`` takes one.
-
-    It hears ops and backward steps as payload dicts too (see
-    ``_context.emit`` for the kinds and keys), each announcement a dict of its own.
-
-    >>> seen = []
-    >>> Payloads(lambda kind, p: seen.append((kind, sorted(p))))("tape_end", {"tape": None})
-    >>> seen
-    [('tape_end', ['tape'])]
-    """
-
-    __slots__ = ("listener", "counts")
-
-    def __init__(self, listener):
-        self.listener = listener
-        self.counts = GradientCounts()
-
-    def __call__(self, kind, payload) -> None:
-        self.counts.heard(kind, payload)
-        self.listener(kind, payload)
-
-    def op(self, tape, rec, output, inputs) -> None:
-        node = _new_op(Op)  # (Op(rec) without the call: its inputs and outputs fill in when read)
-        node._r = rec
-        self.listener("op", {"tape": tape, "node": node, "output": output, "inputs": inputs})
-
-    def step(self, tape, rec, step, upstream, sent) -> None:
-        in_ids = rec[IN_IDS]
-        n = len(in_ids)
-        grads, totals, counts = [None] * n, [None] * n, [0] * n
-        for j in range(0, len(sent), 3):  # (see _context: position, gradient, total)
-            i = sent[j]
-            grads[i], totals[i] = sent[j + 1], sent[j + 2]
-            counts[i] = self.counts.add(tape._id, in_ids[i])
-        node = Op(rec, rec[INPUTS] or (None,) * n, (rec[OUTPUT],))  # (the values the rule read)
-        self.listener("backward_step", {"tape": tape, "node": node, "upstream": upstream, "input_grads": tuple(grads),
-                                        "step": step, "totals": tuple(totals), "counts": tuple(counts)})
-
-
-_new_op = object.__new__
 
 
 def note_leave(tensor, how) -> None:

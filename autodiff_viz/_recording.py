@@ -227,7 +227,7 @@ class _Converter:
         if tid not in self.tapes:
             self._tape_id(tape)
         pending = self.pending
-        up = upstream._value
+        up = upstream
         n = len(sent)
         if n <= 6 and len(pending) < self.limit and rec[RULE] is None:
             # One or two inputs given a gradient (nearly every step), all NumPy scalars of one type or
@@ -235,12 +235,12 @@ class _Converter:
             tu = type(up)
             one_type = tu in _SCALAR_TYPES
             if n == 3:
-                g, t = sent[1]._value, sent[2]._value
+                g, t = sent[1], sent[2]
                 if (one_type and type(g) is tu and type(t) is tu) or (_small_raw(up) and _small_raw(g) and _small_raw(t)):
                     pending += (_ON_STEP, tid, rec, step, up, 1, sent[0], g, t)
                     return
             elif n == 6:
-                g, t, h, u = sent[1]._value, sent[2]._value, sent[4]._value, sent[5]._value
+                g, t, h, u = sent[1], sent[2], sent[4], sent[5]
                 if ((one_type and type(g) is tu and type(t) is tu and type(h) is tu and type(u) is tu)
                         or (_small_raw(up) and _small_raw(g) and _small_raw(t) and _small_raw(h) and _small_raw(u))):
                     pending += (_ON_STEP, tid, rec, step, up, 2, sent[0], g, t, sent[3], h, u)
@@ -255,8 +255,8 @@ class _Converter:
         pending += (_ON_STEP, tid, rec, step, up, n // 3)
         scalars = _SCALAR_TYPES
         waits = (type(up) in scalars or _small_raw(up)) and rec[RULE] is None
-        for j in range(0, n, 3):  # (position, gradient, total: the tensors written as their values)
-            g, t = sent[j + 1]._value, sent[j + 2]._value
+        for j in range(0, n, 3):  # (position, gradient, total: their values)
+            g, t = sent[j + 1], sent[j + 2]
             pending += (sent[j], g, t)
             if waits and not ((type(g) in scalars or _small_raw(g)) and (t is g or type(t) in scalars or _small_raw(t))):
                 waits = False

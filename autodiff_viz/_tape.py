@@ -314,12 +314,13 @@ class GradientTape:
         # rules run as plain NumPy (see _direct_rules), and gradients add up the same way; with
         # nobody listening either, no step needs its gradients as tensors.
         untaped = not ACTIVE[0]
-        if untaped and not emitting:
-            return self._backward_values(records, grads, reach, free, source_ids)
+        if untaped:
+            return self._backward_values(records, grads, reach, free, source_ids, audience if emitting else None)
         step = 0
         direct_rules = _registry.DIRECT if untaped else _NO_RULES
         add = _add_direct if untaped else _add
         numpy_types = _NUMPY_TYPES
+        wrap = _t._wrap
         for k in range(n - 1, -1, -1):
             # The record's fields in the order _record declares them: one unpacking costs a third of
             # reading six of them by name, on every record of every backward pass.
@@ -336,7 +337,15 @@ class GradientTape:
                     values := direct(rec, gv, reach)) is not None:
                 # (A direct rule returns a tuple, one array or None per input, or None to leave it to the rule;
                 # an array that is g's own value is passed on as g, as the op-built rule passes g on.)
-                in_grads = [None if v is None else g if v is gv else _t._wrap(v) for v in values]
+                if len(values) == 1:  # (written out for one and two inputs: a comprehension is a call in 3.11)
+                    v = values[0]
+                    in_grads = (None if v is None else g if v is gv else wrap(v),)
+                elif len(values) == 2:
+                    v, w = values
+                    in_grads = (None if v is None else g if v is gv else wrap(v),
+                                None if w is None else g if w is gv else wrap(w))
+                else:
+                    in_grads = [None if v is None else g if v is gv else wrap(v) for v in values]
                 built = False
             else:
                 in_grads = _built_rule_grads(rec, rule, g)
@@ -359,10 +368,10 @@ class GradientTape:
                 prev = grads.get(tid)
                 grads[tid] = total = gi if prev is None else add(prev, gi)
                 if emitting:
-                    sent += (i, gi, total)
+                    sent += (i, gi._value, total._value)
             if emitting:
                 # One announcement for the step and what it added to each input's gradient.
-                audience.step(self, rec, step, g, sent)
+                audience.step(self, rec, step, g._value, sent)
             if free:
                 if saved is not None or output is not None or own_rule is not None:
                     # released(rec), from the fields at hand
@@ -374,13 +383,14 @@ class GradientTape:
             self._freed = n
         return grads
 
-    def _backward_values(self, records, grads, reach, free, source_ids):
-        """``_backward``'s sweep while no tape records and nobody listens, on the gradients' values (arrays).
+    def _backward_values(self, records, grads, reach, free, source_ids, audience=None):
+        """``_backward``'s sweep while no tape records, on the gradients' values (arrays).
 
         ``grads`` holds the targets' starting gradients (tensors: their values
         replace them).  Direct rules take and give values; a tensor is made
         only for a rule built of ops (its upstream gradient) and for each
-        source's gradient handed back.
+        source's gradient handed back.  ``audience``: who hears each step
+        (its values), while a listener listens.
         """
         # The direct rules are NumPy's: they serve while every gradient is a NumPy value, which each one
         # is once the seeds are (a direct rule's results are), until a rule built of ops says otherwise.
@@ -393,6 +403,7 @@ class GradientTape:
         n = len(records)
         sum_leading = _direct_rules.sum_leading
         wrap = _t._wrap
+        step = 0
         for k in range(n - 1, -1, -1):
             (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
              saved, output, own_rule) = rec = records[k]
@@ -409,6 +420,9 @@ class GradientTape:
                     for gi in in_grads:
                         if gi is not None and numpy_types.get(type(gi)) is not _np:
                             direct_rules = _NO_RULES
+            if audience is not None:
+                step += 1
+                sent = ()  # per input given a gradient: its position, the gradient and its total now
             i = -1
             for gi in in_grads:  # (counting by hand: a zip costs more than the index reads)
                 i += 1
@@ -429,6 +443,10 @@ class GradientTape:
                     grads[tid] = prev + gi
                 else:
                     grads[tid] = _add_values(prev, gi)
+                if audience is not None:
+                    sent += (i, gi, grads[tid])
+            if audience is not None:
+                audience.step(self, rec, step, g, sent)  # (one announcement per step, as _backward's)
             if free:
                 if saved is not None or output is not None or own_rule is not None:
                     # released(rec), from the fields at hand

@@ -57,7 +57,7 @@ experiment) is done for the length of a block with
 import contextlib
 
 from ._context import listen, unlisten
-from ._record import Payloads
+from ._payloads import Payloads
 from ._registry import NOT_DIFFERENTIABLE, PRIMITIVES, defop, gradient_override, has_rule, lookup
 from ._tensor import as_tensor, execute_checked as execute, numeric
 from .errors import InvalidArgumentError
