@@ -307,7 +307,9 @@ def test_a_tape_left_inside_a_custom_gradient_function_leaves_the_stack():
 
 # -- a number with a tensor, while nothing records ------------------------------------
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-def test_a_number_with_a_tensor_outside_any_tape_gives_numpys_own_result(dtype):
+def test_a_number_with_a_tensor_outside_any_tape_gives_numpys_own_result(dtype, backend_name):
+    if dtype is np.float16 and backend_name == "array_api_strict":
+        pytest.skip("the Array API standard has no float16")
     # ``0.01 * g`` outside a tape runs on the arrays without making the number a tensor:
     # the same bytes and dtype as NumPy's, and as the same op recorded on a tape.
     arr = np.asarray([[0.3, -1.7, 2.5], [1e-3, 4.0, -0.2]], dtype=dtype)
