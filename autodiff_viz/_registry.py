@@ -85,6 +85,9 @@ def defop(type, forward, grad=_MISSING, *, save=(), save_output=False, jvp=None,
     that replaces ``grad`` (:func:`gradient_override`) never meets it.
     """
     _check_definition(type, forward, grad, jvp)
+    if direct is not None and not (callable(direct) and callable(grad)):
+        raise TypeError(f"defop({type!r}): direct must be a function direct(record, upstream, reach) beside a "
+                        f"gradient function grad(op, upstream); got direct={direct!r:.60} with grad={grad!r:.60}")
     if type in PRIMITIVES:
         raise ValueError(f"defop: an op type named {type!r} is already defined (running a cell twice?): take it "
                          f"with ad.extend.lookup({type!r}), or give the new op another name")

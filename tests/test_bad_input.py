@@ -343,6 +343,10 @@ CASES = [
     ("defop with a number for jvp", lambda: ad.extend.defop("BadInputJvp", lambda xp, x: x, jvp=3), TypeError,
      "defop('BadInputJvp'): jvp must be a function"),
     ("defop unnamed", lambda: ad.extend.defop("", lambda xp, x: x), TypeError, "defop: the op type"),
+    ("defop with a direct rule but no gradient rule", lambda: ad.extend.defop("BadInputDirect", lambda xp, x: x,
+                                                                            direct=lambda rec, g, reach: (g,)),
+     TypeError, "defop('BadInputDirect'): direct must be a function direct(record, upstream, reach) beside a "
+                "gradient function"),
     ("check_rule with a number as rule", lambda: ad.classroom.check_rule("Sin", 5, ad.sin, 0.5), TypeError,
      "check_rule('Sin', rule, f, inputs): rule must be a function rule(op, grad), or None"),
     ("check_rule with a number as f", lambda: ad.classroom.check_rule("Sin", None, 3, 0.5), TypeError,
