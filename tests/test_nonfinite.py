@@ -301,3 +301,26 @@ def test_a_folded_scopes_player_steps_say_the_causes_found_inside_it():
     assert "First NaN/inf of the forward pass: log of 0 is -inf." in steps["Forward 1/4"]
     assert ("First NaN/inf of the backward pass: 0 · inf: log's slope 1/a is inf at a = 0, and the upstream "
             "gradient there is 0.") in steps["Backward step 4"]
+
+
+def test_a_folded_scope_in_forward_mode_keeps_its_summary_and_says_each_cause_once():
+    x = ad.constant(np.float32(0.0))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(x, ad.constant(np.float32(1.0))):
+            with ad.name_scope("blk"):
+                b = ad.math.log(x * 2.0)  # log 0 = -inf; its tangent ẋ · 2 / 0 = inf
+            b + 1.0
+    (lines,) = [s["lines"] for s in ad.viz.animate(tr, collapse=True).steps if "blk" in s["title"]]
+    assert lines[0] == "2 ops of name scope blk ran; its last gave"
+    assert lines.count("First NaN/inf of the forward pass: log of 0 is -inf.") == 1
+    assert lines.count("First NaN/inf of the tangents (forward mode): division by 0: log's slope 1/a is inf at a = 0.") == 1
+
+
+def test_a_tangent_cause_names_the_input_by_its_letter_and_the_sign_of_the_slope():
+    one, zero = ad.constant(np.float32(1.0)), ad.constant(np.float32(0.0))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(zero, ad.constant(np.float32(0.0))) as acc:
+            y = one / zero  # ∂(a/b)/∂b = -a/b² = -inf at b = 0, times ḃ = 0: NaN
+        assert math.isnan(float(acc.jvp(y)))
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
+    assert o.cause == "0 · -inf: the slope −a/b² is -inf at b = 0, and the input's tangent ḃ there is 0"

@@ -220,7 +220,7 @@ def _slope_cause(op: ev.Op, times, sent, i: int, factor: str) -> str:
             return f"overflow of exp: the slope exp(a) times {factor} is too large"
         return f"overflow: {factor} times {slope_words} is larger than {_largest(op.dtype)}"
     first = tuple(np.argwhere(bad)[0])
-    slope_is = "NaN" if np.isnan(local[first]) else "inf"
+    slope_is = "NaN" if np.isnan(local[first]) else "-inf" if local[first] < 0 else "inf"
     a = _array(op.in_values[0])
     a0 = float(a[first]) if a is not None and a.shape == local.shape else None
     if op.op_type == "Sqrt" and a0 is not None and a0 < 0:  # (log's slope 1/a stays finite below 0)
@@ -237,13 +237,13 @@ def _slope_cause(op: ev.Op, times, sent, i: int, factor: str) -> str:
         slope = f"{slope_words} is {slope_is}"
     if not _zero_at(up, bad):
         return slope
-    if slope_is == "inf":  # the log's case keeps its short form: "0 · inf: log's slope 1/a is inf at a = 0, ..."
-        return f"0 · inf: {slope.split(': ', 1)[-1]}, and {factor} there is 0"
+    if slope_is != "NaN":  # the log's case keeps its short form: "0 · inf: log's slope 1/a is inf at a = 0, ..."
+        return f"0 · {slope_is}: {slope.split(': ', 1)[-1]}, and {factor} there is 0"
     return f"0 · NaN: {slope}, and {factor} there is 0 (0 · NaN is NaN)"
 
 
 _UPSTREAM = "the upstream gradient"
-_TANGENT = "the input's tangent ȧ"
+_TANGENTS = ("ȧ", "ḃ", "ċ")  # an input's tangent, by the letter pictures give the input
 
 
 def _zero_at(up, where) -> bool:
@@ -303,7 +303,8 @@ def origins(events) -> list:
                 continue
             seen.add(("tangent", op.node))
             i = next((k for k, t in enumerate(e.terms) if t is not None and not finite(t)), None)
-            cause = (_slope_cause(op, e.in_tangents[i], e.terms[i], i, _TANGENT) if i is not None
+            factor = f"the input's tangent {_TANGENTS[i]}" if i is not None and i < len(_TANGENTS) else "the input's tangent"
+            cause = (_slope_cause(op, e.in_tangents[i], e.terms[i], i, factor) if i is not None
                      else f"{e.op_type}'s tangent rule gave {what(e.tangent)} from finite numbers")
             out.append(Origin("tangent", op.node, e.tensor, e.op_type, e.tape, cause, i))
     return out

@@ -255,10 +255,12 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                 lines.append("An outer tape records the rule's ops, so it can differentiate them later.")
             numbers = None
             if t is not None:
-                rule = F.tangent_lines(e, t, by_label)
-                lines = rule[:1] + [f"y = {text(e.value)}"] + lines[2:] + rule[1:]
-                if ("tangent", e.node) in origins:
-                    lines.append(_nonfinite.note(origins["tangent", e.node]))
+                if not (folded and e.during is None):  # (a folded box's step keeps its summary and causes: its
+                    # last op's tangent rule would name the box itself as that op's input)
+                    rule = F.tangent_lines(e, t, by_label)
+                    lines = rule[:1] + [f"y = {text(e.value)}"] + lines[2:] + rule[1:]
+                    if ("tangent", e.node) in origins:
+                        lines.append(_nonfinite.note(origins["tangent", e.node]))
                 b["trace"].append(F.trace_row("t" + gid[node.id], shown[node.id], e, t, label_of))
                 numbers = {"tangent": scalar(t.tangent), "terms": [scalar(v) for v in t.terms]}
             board.step("forward", head, node=gid[node.id], edges=in_edges.get(node.id, []), lines=lines,
