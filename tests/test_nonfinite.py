@@ -324,3 +324,23 @@ def test_a_tangent_cause_names_the_input_by_its_letter_and_the_sign_of_the_slope
         assert math.isnan(float(acc.jvp(y)))
     (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
     assert o.cause == "0 · -inf: the slope −a/b² is -inf at b = 0, and the input's tangent ḃ there is 0"
+
+
+def test_finite_gradients_that_add_up_to_inf_are_an_origin():
+    x = ad.constant(np.float32(3e38))
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            a = x * 0.5
+            y = a + a
+        g = tape.gradient(y, x, output_gradients=ad.constant(np.float32(3e38)))
+    assert math.isinf(float(g))  # a gets 3e38 twice: 6e38 is over float32's largest, about 3.4e38
+    (o,) = nf.origins(tr.events)
+    assert o.phase == "sum" and o.output == ad.extend.tensor_id(a)
+    assert o.cause == "overflow: the gradients reaching one tensor add up to more than 3.4e+38, the largest float32"
+    lines = [line for s in ad.viz.animate(tr).steps for line in s["lines"]]
+    assert f"First NaN/inf of the backward pass: {o.cause}." in lines
+    assert "∂(a · b)/∂a = b = 0.5" in lines  # Mul's slope is the constant 0.5, not the step's inf ÷ inf
+    (box,) = [n for n in ad.viz.graph(tr).model.nodes if n.nonfinite]
+    assert box.label == "a"
+    assert "At a the gradients it received first added up to a non-finite total" in str(ad.viz.explain(tape, y, x))

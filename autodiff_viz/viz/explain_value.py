@@ -104,19 +104,20 @@ def _not_finite(d, value, path):
         return None
     kind = _nf.what(value)
     found = _nf.origins(d.mine)
-    sentences = [f"The gradient is {kind}: tape.gradient gave {fmt_value(value)}, and a {kind} spreads to "
+    sentences = [f"The gradient is {kind}: tape.gradient gave {fmt_value(value)}, and {'an' if kind == 'inf' else 'a'} {kind} spreads to "
                  "everything computed from it (an optimizer step would write it into the variables)."]
     by_phase = {o.phase: o for o in reversed(found)}  # the first origin of each pass
     advice = None
-    for phase in ("forward", "backward"):
+    for phase in ("forward", "backward", "sum"):
         o = by_phase.get(phase)
         n = d.m.node_for(o.output) if o is not None else None
         if n is None:
             continue
         n.nonfinite = True
-        what = "the gradient first became non-finite in its rule" if phase == "backward" else \
-            "the forward pass made the first non-finite value"
-        at = n.label if n.label == o.op_type else f"{n.label} ({o.op_type})"
+        what = {"backward": "the gradient first became non-finite in its rule",
+                "sum": "the gradients it received first added up to a non-finite total"}.get(
+                    phase, "the forward pass made the first non-finite value")
+        at = n.label if n.label == o.op_type or not o.op_type else f"{n.label} ({o.op_type})"
         sentences.append(f"At {at} {what}: {o.cause}.")
         advice = advice or _ADVICE.get(o.op_type)
     if len(sentences) == 1:  # the values were not kept whole: say where it ends up at least

@@ -4,7 +4,8 @@ It reads trace events only.  Forward, an op is an *origin* when its output
 holds NaN or inf and every input it read was finite (``log`` of 0).
 Backward, a rule is an origin when the gradient it sent holds NaN or inf
 while the upstream gradient and the op's inputs were finite (``log``'s slope
-``1/a`` at 0); in forward mode, an op's tangent is one when it holds NaN or
+``1/a`` at 0), and a tensor's gradient is one when finite terms add up to inf
+(a ``sum``); in forward mode, an op's tangent is one when it holds NaN or
 inf while the op's inputs and their tangents were finite.  Each origin carries its cause in words (log of 0, 0 · inf,
 division by 0, sqrt's slope at 0, overflow of exp), read off the recorded
 values.  :func:`mark` writes them on a view model's nodes, so the graph, the
@@ -38,9 +39,11 @@ from ... import events as ev
 class Origin(NamedTuple):
     """One op where a non-finite value first appeared.
 
-    ``phase``: ``"forward"`` (its output) or ``"backward"`` (what its rule
-    sent to input ``index``); ``node`` and ``output`` are the op event's
-    ``node`` and output tensor id; ``cause`` says why in words.
+    ``phase``: ``"forward"`` (its output), ``"backward"`` (what its rule
+    sent to input ``index``), ``"sum"`` (a gradient's total: ``output`` is the
+    tensor, ``node`` the op whose rule sent the last term) or ``"tangent"``;
+    ``node`` and ``output`` are the op event's ``node`` and output tensor id;
+    ``cause`` says why in words.
     """
 
     phase: str
@@ -268,6 +271,7 @@ def origins(events) -> list:
     events = list(getattr(events, "events", events))
     ops: dict = {}
     outputs: dict = {}  # output id -> its op event (a tangent event names the output only)
+    totals: dict = {}   # (tape, tensor id) -> its gradient's total so far (a pass's first term restarts it)
     out: list = []
     seen: set = set()
     for e in events:
@@ -296,6 +300,17 @@ def origins(events) -> list:
                     out.append(Origin("backward", e.node, e.output, e.op_type, e.tape,
                                       _slope_cause(op, e.upstream, e.grads[i], i, _UPSTREAM), i))
                     break
+        elif kind == "accumulate":
+            # a sum of finite gradients that overflowed: its last term and the total before it were finite
+            before = totals.get((e.tape, e.tensor))
+            totals[e.tape, e.tensor] = e.total
+            if (e.count > 1 and not finite(e.total) and finite(before) and finite(e.contribution)
+                    and ("sum", e.tensor) not in seen):
+                seen.add(("sum", e.tensor))
+                dtype = e.total.dtype
+                out.append(Origin("sum", e.node, e.tensor, "", e.tape,
+                                  f"overflow: the gradients reaching one tensor add up to more than "
+                                  f"{_largest(dtype)}, the largest {dtype}"))
         elif kind == "tangent" and e.inputs and not finite(e.tangent):
             # forward mode: the op's tangent ẏ = Σ ∂y/∂aᵢ · ȧᵢ is not finite, from finite inputs and tangents
             op = outputs.get(e.tensor)
@@ -314,6 +329,8 @@ def note(o: Origin) -> str:
     """The words a marked box carries: ``First NaN/inf of the forward pass: log of 0 is -inf.``"""
     if o.phase == "tangent":
         return f"First NaN/inf of the tangents (forward mode): {o.cause}."
+    if o.phase == "sum":
+        return f"First NaN/inf of the backward pass: {o.cause}."
     return f"First NaN/inf of the {o.phase} pass: {o.cause}."
 
 

@@ -10,6 +10,8 @@ read off the events, so the text says what the rule computed.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import events as ev
@@ -20,9 +22,10 @@ from . import nonfinite as _nonfinite
 
 
 def local_derivative(upstream, sent):
-    """What a rule multiplied the upstream gradient by, read off the step (sent ÷ upstream; scalars only)."""
+    """What a rule multiplied the upstream gradient by, read off the step (sent ÷ upstream; finite scalars only:
+    inf ÷ inf would write NaN for the slope 0.5)."""
     u, g = scalar(upstream), scalar(sent)
-    return g / u if g is not None and u not in (None, 0.0) else None
+    return g / u if g is not None and u is not None and u != 0.0 and math.isfinite(u) else None
 
 
 
@@ -40,7 +43,7 @@ def rule_lines(op: ev.Op, step: ev.BackwardStep, label_of, text=fmt_value, digit
     u = scalar(up)
     numbers = {"upstream": u, "local": [], "sent": []}
     vals = [scalar(v) for v in op.in_values]
-    slopes = _nonfinite.local_values(op) if u is None else None  # a tensor's slopes, elementwise
+    slopes = _nonfinite.local_values(op) if u is None or not math.isfinite(u) else None  # slopes, elementwise
     where = ", ".join(W.operand(i, label_of(tid), fmt_number(vals[i], digits) if vals[i] is not None else "")
                       for i, tid in enumerate(op.inputs))
     name = W.op_name(op.op_type, op.attrs)

@@ -321,10 +321,11 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
             if run is None or not run["count"]:
                 board.delta["order"].append([node.id, str(e.step)])
             lines, numbers = rule_lines(op, e, label_of, text, digits)
-            if ("backward", e.node) in origins:
-                lines.append(_nonfinite.note(origins["backward", e.node]))
-                if run is not None:  # a folded box's step says what its rules found
-                    run.setdefault("notes", []).append(lines[-1])
+            for phase in ("backward", "sum"):
+                if (phase, e.node) in origins:
+                    lines.append(_nonfinite.note(origins[phase, e.node]))
+                    if run is not None:  # a folded box's step says what its rules found
+                        run.setdefault("notes", []).append(lines[-1])
             recv, acc_lines, totals = ([], [], {}) if run is None else (run["recv"], run["lines"], run["totals"])
             for n, a, row in arrivals(i, e.tape, e.node, book):
                 if n is node:
