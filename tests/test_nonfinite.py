@@ -344,3 +344,15 @@ def test_finite_gradients_that_add_up_to_inf_are_an_origin():
     (box,) = [n for n in ad.viz.graph(tr).model.nodes if n.nonfinite]
     assert box.label == "a"
     assert "At a the gradients it received first added up to a non-finite total" in str(ad.viz.explain(tape, y, x))
+
+
+def test_a_tangent_made_nan_by_an_input_that_is_not_followed_writes_that_term():
+    # ẏ of a / b at b = 0 with ȧ = 1 and b not followed: 1/b · 1 + (−a/b²) · 0 = inf + (−inf · 0) = NaN
+    x = ad.constant(np.float32(2.0))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(x, ad.constant(np.float32(1.0))) as acc:
+            y = x / ad.constant(np.float32(0.0))
+        assert math.isnan(float(acc.jvp(y)))
+    (step,) = [s for s in ad.viz.animate(tr).steps if s["title"].startswith("Forward 1/")]
+    assert "  = (1/b) · ȧ + (−a/b²) · ḃ" in step["lines"]
+    assert "  = inf · 1.0 + -inf · 0 = nan" in step["lines"]  # (the partial 1/b was written as nan)

@@ -24,11 +24,13 @@ expression, its primal and its tangent.
 """
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 
 from ..text import words as W
 from ..text.numbers import fmt_number, fmt_value, scalar
+from . import nonfinite as _nonfinite
 
 DOT = "\u0307"  # a combining dot above: ȧ is "a" + DOT, the textbook's tangent of a
 _SLOT = re.compile(r"\b([a-h])\b")
@@ -59,19 +61,30 @@ def tangent_lines(op, t, label_of) -> list:
     if t.tangent is None:
         lines.append("no tangent: the output is not a floating-point value, or the op has no derivative")
         return lines
+    # A tangent that is not finite: an input that is not followed still enters the sum with its zero tangent,
+    # and where its slope is infinite (−a/b² at b = 0) that term is inf · 0, NaN: it is written out too.
+    slopes = None if _nonfinite.finite(t.tangent) else _scalar_slopes(op)
+    zeros = [j for j in range(n) if j not in followed and slopes and j < len(slopes) and not math.isfinite(slopes[j])]
+    shown = sorted(followed + zeros)
     # a formula in words ("conv2d(x, W): each output Σ patch · W") is not written inside ∂(…)
     parts = [f"{W.partial_name(expr, op.op_type, i) if ': ' not in (expr or '') else '∂y/∂' + W.slot(i)} · "
-             f"{dotted(W.slot(i))}" for i in followed]
+             f"{dotted(W.slot(i))}" for i in shown]
     lines.append("ẏ = " + " + ".join(parts))
     # a rule written as the backward pass computes it ("… ⊗ upstream") is no partial to multiply by a tangent
     if op.partials and all(i < len(op.partials) and op.partials[i] and "upstream" not in op.partials[i]
-                           for i in followed):
-        lines.append("  = " + " + ".join(f"{_paren(op.partials[i])} · {dotted(W.slot(i))}" for i in followed))
+                           for i in shown):
+        lines.append("  = " + " + ".join(f"{_paren(op.partials[i])} · {dotted(W.slot(i))}" for i in shown))
     numbers = []
-    for i in followed:
+    for i in shown:
+        if i in zeros:
+            numbers.append(f"{fmt_number(slopes[i])} · 0")
+            continue
         term = t.terms[i] if i < len(t.terms) else None
         tan = scalar(t.in_tangents[i])
         local = scalar(t.partials[i]) if i < len(t.partials) and t.partials[i] is not None else None
+        if local is not None and math.isnan(local) and slopes and i < len(slopes) and not math.isnan(slopes[i]):
+            # (the engine's partial pushes a unit tangent beside the zero ones: the inf · 0 above made it NaN)
+            local = slopes[i]
         numbers.append(f"{fmt_number(local)} · {_factor(tan)}" if local is not None
                        else fmt_value(term) if term is not None else None)
     total = fmt_value(t.tangent)
@@ -81,6 +94,14 @@ def tangent_lines(op, t, label_of) -> list:
     else:
         lines.append(f"  = {total}")
     return lines
+
+
+def _scalar_slopes(op) -> list | None:
+    """Each input's local derivative as a float, from the slope table (scalar ops of the table only)."""
+    slopes = _nonfinite.local_values(op)
+    if slopes is None or any(v.size != 1 for v in slopes):
+        return None
+    return [float(v.reshape(-1)[0]) for v in slopes]
 
 
 def trace_row(key: str, name: str, op, t, label_of) -> dict:
