@@ -310,17 +310,12 @@ class GradientTape:
                 _seed(grads, counts, t._id, seed, self, emitting)
             else:  # (a target seen first, nobody listening: its seed is its gradient; counts are read only for events)
                 grads[t._id] = seed
-        # No tape or accumulator anywhere: nothing would record the rules' ops, so the commonest
-        # rules run as plain NumPy (see _direct_rules), and gradients add up the same way; with
-        # nobody listening either, no step needs its gradients as tensors.
-        untaped = not ACTIVE[0]
-        if untaped:
+        # No tape or accumulator anywhere: nothing would record the rules' ops, so the pass runs on the
+        # gradients' values, the commonest rules as plain NumPy (see _direct_rules).  Below, an outer tape
+        # records: every rule runs as the ops it is written in, so higher orders are recorded.
+        if not ACTIVE[0]:
             return self._backward_values(records, grads, reach, free, source_ids, audience if emitting else None)
         step = 0
-        direct_rules = _registry.DIRECT if untaped else _NO_RULES
-        add = _add_direct if untaped else _add
-        numpy_types = _NUMPY_TYPES
-        wrap = _t._wrap
         for k in range(n - 1, -1, -1):
             # The record's fields in the order _record declares them: one unpacking costs a third of
             # reading six of them by name, on every record of every backward pass.
@@ -331,25 +326,7 @@ class GradientTape:
                 if free:
                     records[k] = released(rec)
                 continue
-            rule = own_rule or prim.grad
-            direct = direct_rules.get(rule)  # (never the missing rule's: that raises below)
-            if direct is not None and numpy_types.get(type(gv := g._value)) is _np and (
-                    values := direct(rec, gv, reach)) is not None:
-                # (A direct rule returns a tuple, one array or None per input, or None to leave it to the rule;
-                # an array that is g's own value is passed on as g, as the op-built rule passes g on.)
-                if len(values) == 1:  # (written out for one and two inputs: a comprehension is a call in 3.11)
-                    v = values[0]
-                    in_grads = (None if v is None else g if v is gv else wrap(v),)
-                elif len(values) == 2:
-                    v, w = values
-                    in_grads = (None if v is None else g if v is gv else wrap(v),
-                                None if w is None else g if w is gv else wrap(w))
-                else:
-                    in_grads = [None if v is None else g if v is gv else wrap(v) for v in values]
-                built = False
-            else:
-                in_grads = _built_rule_grads(rec, rule, g)
-                built = True
+            in_grads = _built_rule_grads(rec, own_rule or prim.grad, g)
             if emitting:
                 step += 1
                 sent = ()  # per input given a gradient: its position, the gradient and its total now
@@ -361,12 +338,12 @@ class GradientTape:
                 tid = in_ids[i]
                 if tid not in reach:
                     continue
-                if built and not isinstance(gi, Tensor):  # (a direct rule's are made tensors above)
+                if not isinstance(gi, Tensor):
                     gi = _t.convert_to_tensor(gi, dtype=Op(rec).in_dtypes[i])
                 if gi._value.shape != in_shapes[i]:
-                    gi = _unbroadcast(gi, in_shapes[i], prim.type, untaped)
+                    gi = _unbroadcast(gi, in_shapes[i], prim.type)
                 prev = grads.get(tid)
-                grads[tid] = total = gi if prev is None else add(prev, gi)
+                grads[tid] = total = gi if prev is None else _add(prev, gi)
                 if emitting:
                     sent += (i, gi._value, total._value)
             if emitting:
@@ -436,7 +413,7 @@ class GradientTape:
                     if extra > 0 and gi.shape[extra:] == shape and numpy_types.get(type(gi)) is _np:
                         gi = sum_leading(gi, extra)
                     else:
-                        gi = _unbroadcast(wrap(gi), shape, prim.type, True)._value
+                        gi = _unbroadcast(wrap(gi), shape, prim.type)._value
                 if tid not in grads:  # (a test costs less than a get, for the first gradient: the commonest)
                     grads[tid] = gi
                 elif (prev := grads[tid]).dtype is gi.dtype and numpy_types.get(type(gi)) is _np:  # (_add_values)
@@ -686,14 +663,6 @@ def _add_values(a, b):
     return _add(_t._wrap(a), _t._wrap(b))._value
 
 
-def _add_direct(a, b):
-    """:func:`_add` while no tape records: NumPy values of one dtype are added without an op."""
-    av, bv = a._value, b._value
-    if av.dtype is bv.dtype and _NUMPY_TYPES.get(type(av)) is _np:  # (_direct_rules.numpy_value, without the call)
-        return _t._wrap(av + bv)
-    return _add(a, b)
-
-
 def _seed(grads, counts, tid, g, tape, emitting):
     """A target's starting gradient (added to another's when a target is given twice)."""
     prev = grads.get(tid)
@@ -704,16 +673,13 @@ def _seed(grads, counts, tid, g, tape, emitting):
         emit("accumulate", tape=tape, tensor_id=tid, contribution=g, total=total, count=counts[tid], node=None)
 
 
-def _unbroadcast(g, shape, op_type, untaped=False):
-    """Sum a gradient over the axes its input was broadcast along (without an op while ``untaped``)."""
-    gv = g._value
-    gshape = tuple(gv.shape)
+def _unbroadcast(g, shape, op_type):
+    """Sum a gradient over the axes its input was broadcast along (with recorded ops)."""
+    gshape = tuple(g._value.shape)
     extra = len(gshape) - len(shape)
     if extra < 0:
         raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
     if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
-        if untaped and _NUMPY_TYPES.get(type(gv)) is _np:  # (_direct_rules.numpy_value, without the call)
-            return _t._wrap(_direct_rules.sum_leading(gv, extra))
         return _ops._sum(g, tuple(range(extra)))
     axes = broadcast_axes(tuple(shape), gshape)
     if axes is None:
