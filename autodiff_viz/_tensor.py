@@ -907,8 +907,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                                  f"(shapes {sa} and {sb}); use ad.cast to convert one of them")
     if transpose_a is False and transpose_b is False:  # (the defaults: no key to build and hash)
         return execute(PRIMITIVES["MatMul"], (a, b), _PLAIN)
-    attrs = TRANSPOSED.get((transpose_a, transpose_b)) if transpose_a.__class__ is bool is transpose_b.__class__ else None
-    return execute(PRIMITIVES["MatMul"], (a, b), attrs or TRANSPOSED[bool(transpose_a), bool(transpose_b)])
+    return execute(PRIMITIVES["MatMul"], (a, b), TRANSPOSED[bool(transpose_a), bool(transpose_b)])
 
 
 # The four attribute dicts of a matmul, made once (records share them; nothing changes them).

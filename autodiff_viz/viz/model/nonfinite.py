@@ -327,11 +327,10 @@ def origins(events) -> list:
 
 def note(o: Origin) -> str:
     """The words a marked box carries: ``First NaN/inf of the forward pass: log of 0 is -inf.``"""
-    if o.phase == "tangent":
-        return f"First NaN/inf of the tangents (forward mode): {o.cause}."
-    if o.phase == "sum":
-        return f"First NaN/inf of the backward pass: {o.cause}."
-    return f"First NaN/inf of the {o.phase} pass: {o.cause}."
+    return f"First NaN/inf of the {_WHERE.get(o.phase, o.phase + ' pass')}: {o.cause}."
+
+
+_WHERE = {"sum": "backward pass", "tangent": "tangents (forward mode)"}  # (other phases: "forward pass"...)
 
 
 def mark(model, events) -> list:
