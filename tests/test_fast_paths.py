@@ -328,7 +328,9 @@ def test_a_number_with_a_tensor_outside_any_tape_gives_numpys_own_result(dtype, 
         assert taped.numpy().tobytes() == want.tobytes() and len(tape._records) == 1
 
 
-def test_a_failing_op_on_a_number_outside_any_tape_is_reported_by_the_op():
+def test_a_failing_op_on_a_number_outside_any_tape_is_reported_by_the_op(backend_name):
+    if backend_name == "cupy":
+        pytest.skip("np.errstate sets NumPy's floating-point traps; a GPU kernel has none to raise")
     big = ad.constant([3e38], dtype=ad.float32)
     with np.errstate(over="raise"):
         for _ in range(2):  # (the second call takes the shortcut, and its failure is said as the first)
