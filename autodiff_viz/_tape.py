@@ -46,7 +46,7 @@ class UnconnectedGradients(enum.Enum):
 
 
 _NONE = UnconnectedGradients.NONE
-_ONES: dict = {}  # NumPy dtype -> its scalar one (shared by threads: immutable values)
+_ONES: dict = {}  # NumPy scalar type -> its one (shared by threads: immutable values)
 
 
 class GradientTape:
@@ -213,37 +213,29 @@ class GradientTape:
             plain = flat_sources is not None  # (rebuilt as the same list or tuple, without a walk)
             if not plain:
                 flat_sources = _as_tensors(_nest.flatten(sources), "source")
-        if self._persistent:
-            pass
-        elif one_target and one_source:  # what the one call was asked: explain tells a later, refused call apart
-            self._asked = ((target._id,), (sources._id,))
-        else:
-            self._asked = ((target._id,) if one_target else tuple(map(_ID_OF, flat_targets)),
-                           tuple(map(_ID_OF, flat_sources)))  # (a map of attrgetter: no comprehension's frame)
+        asked = tuple(map(_ID_OF, flat_sources))  # (a map of attrgetter: no comprehension's frame)
+        if not self._persistent:  # what the one call was asked: explain tells a later, refused call apart
+            self._asked = ((target._id,) if one_target else tuple(map(_ID_OF, flat_targets)), asked)
         ogs = [None] * len(flat_targets) if output_gradients is None else _output_gradients(output_gradients,
                                                                                              flat_targets)
         for t in flat_targets:
             if not _floating(t):
                 warnings.warn("The dtype of the target tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{t.dtype.name}", stacklevel=2)
-        source_ids = set()  # (the floating sources: _backward would ask each one again)
+        source_ids = set(asked)  # (the floating sources: _backward would ask each one again)
         for s in flat_sources:
-            if _floating(s):
-                source_ids.add(s._id)
-            else:
+            if not _floating(s):
+                source_ids.discard(s._id)
                 warnings.warn("The dtype of the source tensor must be floating (e.g. ad.float32) when calling "
                               f"GradientTape.gradient, got ad.{s.dtype.name}", stacklevel=2)
         if LISTENING[0]:
             emit("gradient_begin", tape=self, targets=flat_targets, sources=flat_sources, method="gradient")
         grads = self._backward(flat_targets, ogs, flat_sources, not self._persistent, source_ids)
-        if one_source:
-            g = grads.get(sources._id)
-            results = [g if g is not None else _result(None, sources, zero)]
-        else:
-            results = []
-            for s in flat_sources:
-                g = grads.get(s._id)
-                results.append(g if g is not None else _result(None, s, zero))
+        results = list(map(grads.get, asked))
+        if zero:
+            for i, s in enumerate(flat_sources):
+                if results[i] is None:
+                    results[i] = _zeros_for(s)
         self._finish(flat_sources, results)
         if one_source:
             return results[0]
@@ -281,9 +273,11 @@ class GradientTape:
         # was taken for an input that was live then (a source, or an earlier record's output), so
         # every live id is reached, and the walk below would only find that out.
         every_live = not self._stops and self._watched <= source_ids
-        reach = live.copy() if every_live else source_ids & live
+        reach = live if every_live else source_ids & live  # (read only from here: copied if a target is added)
         for t in targets:
-            if t._id in source_ids:
+            if t._id in source_ids and t._id not in reach:
+                if reach is live:
+                    reach = live.copy()
                 reach.add(t._id)
         if not every_live:
             # A record without a gradient (stop_gradient, comparisons...) does not pass
@@ -299,8 +293,17 @@ class GradientTape:
                                 reach.add(rec[OUT_ID])
                         break
         grads: dict = {}
-        counts: dict = {}
         emitting = LISTENING[0]
+        # No tape or accumulator anywhere: nothing would record the rules' ops, so the pass runs on the
+        # gradients' values, the commonest rules as plain NumPy (see _direct_rules).  Below, an outer tape
+        # records: every rule runs as the ops it is written in, so higher orders are recorded.
+        if not ACTIVE[0] and not emitting and len(targets) == 1:
+            # (The commonest call, one target and nobody listening: its seed is made as the value the pass takes.)
+            t, og = targets[0], ogs[0]
+            if t._id in reach and _floating(t):
+                grads[t._id] = og._value if og is not None else _one_value(t._value)
+            return self._backward_values(records, grads, reach, free, source_ids)
+        counts: dict = {}
         audience = state.audience  # (who hears the steps: read once, as ``emitting`` is)
         for t, og in zip(targets, ogs):
             if t._id not in reach or not _floating(t):
@@ -310,10 +313,9 @@ class GradientTape:
                 _seed(grads, counts, t._id, seed, self, emitting)
             else:  # (a target seen first, nobody listening: its seed is its gradient; counts are read only for events)
                 grads[t._id] = seed
-        # No tape or accumulator anywhere: nothing would record the rules' ops, so the pass runs on the
-        # gradients' values, the commonest rules as plain NumPy (see _direct_rules).  Below, an outer tape
-        # records: every rule runs as the ops it is written in, so higher orders are recorded.
         if not ACTIVE[0]:
+            for tid in grads:
+                grads[tid] = grads[tid]._value
             return self._backward_values(records, grads, reach, free, source_ids, audience if emitting else None)
         step = 0
         for k in range(n - 1, -1, -1):
@@ -363,8 +365,7 @@ class GradientTape:
     def _backward_values(self, records, grads, reach, free, source_ids, audience=None):
         """``_backward``'s sweep while no tape records, on the gradients' values (arrays).
 
-        ``grads`` holds the targets' starting gradients (tensors: their values
-        replace them).  Direct rules take and give values; a tensor is made
+        ``grads`` holds the targets' starting gradients (their values).  Direct rules take and give values; a tensor is made
         only for a rule built of ops (its upstream gradient) and for each
         source's gradient handed back.  ``audience``: who hears each step
         (its values), while a listener listens.
@@ -373,22 +374,24 @@ class GradientTape:
         # is once the seeds are (a direct rule's results are), until a rule built of ops says otherwise.
         direct_rules = _registry.DIRECT
         numpy_types = _NUMPY_TYPES
-        for tid in grads:
-            v = grads[tid] = grads[tid]._value
+        for v in grads.values():
             if numpy_types.get(type(v)) is not _np:
                 direct_rules = _NO_RULES
         n = len(records)
         sum_leading = _direct_rules.sum_leading
         wrap = _t._wrap
         step = 0
+        take = grads.pop  # (a record's gradient is taken as its rule runs: only the sources' are handed back)
         for k in range(n - 1, -1, -1):
             (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
              saved, output, own_rule) = rec = records[k]
-            g = grads.get(out_id)
+            g = take(out_id, None)
             if g is None:  # not on a path from a source to a target (or a spent record)
                 if free:
                     records[k] = released(rec)
                 continue
+            if out_id in source_ids:  # (a source that is also an op's result keeps its gradient)
+                grads[out_id] = g
             rule = own_rule or prim.grad
             direct = direct_rules.get(rule)
             if direct is None or (in_grads := direct(rec, g, reach)) is None:
@@ -424,18 +427,13 @@ class GradientTape:
                     sent += (i, gi, grads[tid])
             if audience is not None:
                 audience.step(self, rec, step, g, sent)  # (one announcement per step, as _backward's)
-            if free:
-                if saved is not None or output is not None or own_rule is not None:
-                    # released(rec), from the fields at hand
-                    records[k] = (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
-                                  None, None, None)
-                if out_id not in source_ids:
-                    del grads[out_id]
-        if free:  # only the sources' gradients are left: every other one went with its record
+            if free and (saved is not None or output is not None or own_rule is not None):
+                # released(rec), from the fields at hand
+                records[k] = (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid,
+                              None, None, None)
+        if free:
             self._freed = n
-            for sid in grads:
-                grads[sid] = wrap(grads[sid])
-            return grads
+        # Left in ``grads``: the sources' gradients, and the targets' seeds and gradients of watched ids no record gave.
         results = {}
         for sid in source_ids:
             v = grads.get(sid)
@@ -604,17 +602,22 @@ def _values_of(rec, in_grads, reach) -> list:
 
 
 def _ones_like(t):
-    v = t._value
-    if isinstance(v, _np.generic):  # a scalar result (a loss): NumPy's own scalar one, made once per dtype
-        one = _ONES.get(v.dtype)
-        if one is None:
-            one = _ONES[v.dtype] = v.dtype.type(1)
-        return _t._wrap(one)
+    return _t._wrap(_one_value(t._value))
+
+
+def _one_value(v):
+    """Ones of ``v``'s shape and dtype: a target's starting gradient (a NumPy scalar one is made once per type)."""
+    one = _ONES.get(type(v))  # a scalar result (a loss): NumPy's own scalar one
+    if one is not None:
+        return one
+    if isinstance(v, _np.generic):
+        one = _ONES[type(v)] = v.dtype.type(1)
+        return one
     if type(v) is _np.ndarray:  # (np.ones is a Python function around these two calls)
         ones = _np.empty(v.shape, v.dtype)
         ones.fill(1)
-        return _t._wrap(ones)
-    return _t._wrap(_backend.namespace_of(v).ones(v.shape, dtype=v.dtype))
+        return ones
+    return _backend.namespace_of(v).ones(v.shape, dtype=v.dtype)
 
 
 def _rule_error(op, e):
@@ -744,10 +747,7 @@ def _output_gradients(output_gradients, targets):
     return out
 
 
-def _result(g, source, zero):
-    if g is None:
-        if zero:
-            xp = _backend.namespace_of(source._value)
-            return _t._wrap(xp.zeros(source._value.shape, dtype=source._value.dtype))
-        return None
-    return g
+def _zeros_for(source):
+    """An unconnected source's gradient under ``unconnected_gradients='zero'``."""
+    xp = _backend.namespace_of(source._value)
+    return _t._wrap(xp.zeros(source._value.shape, dtype=source._value.dtype))
