@@ -241,7 +241,8 @@ def _slope_cause(op: ev.Op, times, sent, i: int, factor: str) -> str:
     if not _zero_at(up, bad):
         return slope
     if slope_is != "NaN":  # the log's case keeps its short form: "0 · inf: log's slope 1/a is inf at a = 0, ..."
-        return f"0 · {slope_is}: {slope.split(': ', 1)[-1]}, and {factor} there is 0"
+        reason = f"{slope_words} is inf at a = 0" if op.op_type == "Sqrt" else slope.split(': ', 1)[-1]
+        return f"0 · {slope_is}: {reason}, and {factor} there is 0"
     return f"0 · NaN: {slope}, and {factor} there is 0 (0 · NaN is NaN)"
 
 
@@ -317,12 +318,36 @@ def origins(events) -> list:
             if op is None or ("tangent", op.node) in seen or not all(finite(v) for v in (*op.in_values, *e.in_tangents)):
                 continue
             seen.add(("tangent", op.node))
+            j = _unfollowed_infinite(op, e)
             i = next((k for k, t in enumerate(e.terms) if t is not None and not finite(t)), None)
             factor = f"the input's tangent {_TANGENTS[i]}" if i is not None and i < len(_TANGENTS) else "the input's tangent"
-            cause = (_slope_cause(op, e.in_tangents[i], e.terms[i], i, factor) if i is not None
-                     else f"{e.op_type}'s tangent rule gave {what(e.tangent)} from finite numbers")
+            if j is not None:  # (its term, inf · 0, is the NaN: as in TF, an input not followed has tangent 0)
+                i = j
+                cause = _slope_cause(op, ev.summarize(np.float64(0.0)), e.tangent, j,
+                                     f"{_TANGENTS[j]} (the input is not followed)")
+            else:
+                cause = (_slope_cause(op, e.in_tangents[i], e.terms[i], i, factor) if i is not None
+                         else f"{e.op_type}'s tangent rule gave {what(e.tangent)} from finite numbers")
             out.append(Origin("tangent", op.node, e.tensor, e.op_type, e.tape, cause, i))
     return out
+
+
+def _unfollowed_infinite(op: ev.Op, t) -> int | None:
+    """The first input of ``op`` that its ``tangent`` event ``t`` does not follow, whose slope is
+    infinite where the tangent is NaN and no followed input's slope · tangent is: that input's term,
+    slope · 0, made the NaN; ``None`` if none."""
+    if "NaN" not in what(t.tangent):
+        return None
+    unfollowed = [j for j, g in enumerate(t.in_tangents) if g is None and j < len(_TANGENTS)]
+    slopes = local_values(op) if unfollowed else None
+    if slopes is None:
+        return None
+    for k, g in enumerate(t.in_tangents):
+        tangent = _array(g)
+        with np.errstate(all="ignore"):
+            if g is not None and (tangent is None or k >= len(slopes) or np.any(np.isnan(slopes[k] * tangent))):
+                return None  # (a followed input's own term is NaN, or cannot be told)
+    return next((j for j in unfollowed if j < len(slopes) and np.any(np.isinf(slopes[j]))), None)
 
 
 def note(o: Origin) -> str:
