@@ -371,3 +371,16 @@ def test_one_over_x_at_0_has_a_nan_tangent_from_the_1_that_is_not_followed():
     assert "  = inf · 0 + -inf · 1.0 = nan" in step["lines"]
     (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
     assert (o.cause, o.index) == ("0 · inf: the slope 1/b is inf at b = 0, and ȧ (the input is not followed) there is 0", 0)
+
+
+def test_a_nan_tangent_that_is_inf_plus_minus_inf_says_so():
+    # ẏ of a / b at a = 1, b = 0 with ȧ = ḃ = 1: (1/b) · 1 + (−a/b²) · 1 = inf + -inf = NaN
+    a, b = ad.constant(np.float32(1.0)), ad.constant(np.float32(0.0))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator([a, b], [ad.constant(np.float32(1.0))] * 2) as acc:
+            y = a / b
+        assert math.isnan(float(acc.jvp(y)))
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
+    assert o.cause == "inf + -inf: the slope 1/b times ȧ is inf, the slope −a/b² times ḃ is -inf"
+    (step,) = [s for s in ad.viz.animate(tr).steps if s["title"].startswith("Forward 1/")]
+    assert "  = inf · 1.0 + -inf · 1.0 = nan" in step["lines"]
