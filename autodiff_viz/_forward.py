@@ -3,9 +3,15 @@
 Each primitive's tangent rule (``jvp`` in the op table) sits beside its
 gradient rule.  A rule takes ``(op, tangents)``, one tangent per input (zeros
 for floating inputs the accumulator does not follow, ``None`` for integer and
-boolean ones), and returns the output's tangent.  Rules use the package's
-ops, so tapes and outer accumulators see them: that is what makes
-forward-over-reverse (Hessian-vector products) and reverse-over-forward work.
+boolean ones), and returns the output's tangent.  The zeros are TF's: its
+accumulator gives every floating input it does not follow a zero tangent and
+pushes it through the op's transposed gradient function like any other, so
+where such an input's slope is infinite its term is inf · 0, NaN (``a / b`` at
+``b = 0`` with only ``a`` followed: ``inf · 1 + -inf · 0``, NaN in TF too);
+RealDiv's, Pow's and Sqrt's rules compute what TF's transposed gradients do,
+so their NaNs fall where TF's do.  Rules use the package's ops, so tapes and
+outer accumulators see them: that is what makes forward-over-reverse
+(Hessian-vector products) and reverse-over-forward work.
 
 While one accumulator computes tangents, only the tapes and accumulators that
 were already active when it was entered watch those computations; the ones
@@ -149,7 +155,11 @@ class ForwardAccumulator:
 
 def _tangent_of(prim, inputs, attrs, out, rule, known, given=None):
     """The output's tangent, from the tangents ``known`` by tensor id, or (a trace's terms) from ``given``:
-    one tangent or ``None`` (not followed: zero) per input position."""
+    one tangent or ``None`` (not followed: zero) per input position.
+
+    A floating input not followed enters its rule with a zero tangent, never skipped, as in TF's
+    ``ForwardAccumulator::Accumulate`` (its C++ tape): an infinite slope times it is NaN there too.
+    """
     if not out.dtype.is_floating:
         return None
     grad = prim.grad

@@ -156,12 +156,20 @@ def _minmax_grad(pick_x):
 
 
 # Tangent rules too long for one line (forward mode, see ``_forward``).
+# Pow's and RealDiv's multiply in the order of TF's, which transposes the gradient rule: a zero tangent (an
+# input not followed) meets an infinite slope, as NaN, where TF's does, and finite values round as TF's.
 def _pow_jvp(op, t):
     x, p = op.inputs
     z = op.outputs[0]
     positive = o.greater(x, 0.0)
     safe_log = o.where(positive, o.log(o.where(positive, x, o.ones_like(x))), o.zeros_like(x))
-    return t[0] * p * o.pow(x, p - 1.0) + t[1] * z * safe_log
+    return (t[0] * o.pow(x, p - 1.0)) * p + (t[1] * safe_log) * z
+
+
+def _div_jvp(op, t):
+    # ȧ/b + ḃ·((−a/b)/b), not (ȧ − y·ḃ)/b: at b = 0 with ȧ = 0 (1/x, its 1 not followed) TF's 0/0 is NaN
+    x, y = op.inputs
+    return t[0] / y + t[1] * ((-x / y) / y)
 
 
 def _extreme_jvp(op, t):
@@ -502,7 +510,7 @@ defop("Mul",      lambda xp, x, y: x * y,                        _mul_grad, save
       direct=dr.mul, show=('a · b', 'b', 'a'))
 defop("RealDiv",  lambda xp, x, y: x / y,
       _div_grad, save={0: (1,), 1: (0, 1)},
-      jvp=lambda op, t: (t[0] - op.outputs[0] * t[1]) / op.inputs[1],
+      jvp=_div_jvp,
       show=('a / b', '1/b', '−a/b²'))
 defop("Neg",      lambda xp, x: -x,                              lambda op, g: (-g,),
       jvp=lambda op, t: -t[0],
@@ -511,7 +519,8 @@ defop("Square",   lambda xp, x: xp.multiply(x, x),               _square_grad, s
       jvp=lambda op, t: (2.0 * op.inputs[0]) * t[0],
       direct=dr.square, show=('a²', '2a'))
 defop("Sqrt",     lambda xp, x: xp.sqrt(x),                      lambda op, g: (o._sqrt_grad(op.outputs[0], g),), save_output=True,
-      jvp=lambda op, t: o._sqrt_grad(op.outputs[0], t[0]),
+      # (not SqrtGrad's kernel: TF transposes SqrtGrad by its gradient, 0.5 · ẋ/√a, so ẋ = 0 at a = 0 is NaN)
+      jvp=lambda op, t: 0.5 * (t[0] / op.outputs[0]),
       show=('√a', '1/(2√a)'))
 # Fused as in TF, and like TF's kernel a zero upstream gives 0, never 0/0:
 # ``where(x > 0, sqrt(x), 0)`` has a finite gradient at x <= 0.  (y: sqrt's output.)

@@ -126,6 +126,57 @@ def test_ops_after_the_block_are_not_followed_even_after_an_exception():
     assert acc.jvp(outside) is None
 
 
+# -- an input that is not followed: its tangent is 0, as in TF ------------------------
+# TF's ForwardAccumulator::Accumulate (tensorflow/c/eager/tape.h) gives every floating input it does not
+# follow a tangent of zeros ("defaults to zeros for unwatched Tensors"); forwardprop.py's _jvp_helper then
+# transposes the op's gradient function with those tangents as its output gradients (only Identity and
+# ReadVariableOp have their own tangent rules there).  So an infinite slope times that 0 is NaN in TF, and the
+# expected values below are TF's gradient functions (math_grad.py) transposed, in IEEE arithmetic:
+#   RealDiv: ȧ/b + ḃ·((−a/b)/b)    Pow: (ȧ·a^(p−1))·p + (ṗ·log a)·a^p, log a taken as 0 where a <= 0
+#   Mul: ȧ·b + a·ḃ                 Sqrt: 0.5·(ȧ/√a)  (SqrtGrad's gradient; its kernel's "0 upstream gives 0"
+#                                  is reverse mode only)
+NAN, INF = float("nan"), float("inf")
+
+
+def f32(a):
+    return ad.constant(np.asarray(a, dtype=np.float32))
+
+
+_NOT_FOLLOWED = [
+    ("a/b at b = 0, a followed", lambda a, b: a / b, (1.0, 0.0), (0,), (1.0,), NAN),      # 1/0 · 1 + −inf · 0
+    ("a/b at b = 0, b followed", lambda a, b: a / b, (1.0, 0.0), (1,), (1.0,), NAN),      # 0/0 + 1 · −inf
+    ("a/b at b = 0, both followed", lambda a, b: a / b, (1.0, 0.0), (0, 1), (1.0, 1.0), NAN),  # inf + −inf
+    ("a/b finite, both followed", lambda a, b: a / b, (3.0, 2.0), (0, 1), (1.0, 1.0), -0.25),  # 1/2 − 3/4
+    ("1/x at x = 0", lambda a, b: 1.0 / b, (0.0, 0.0), (1,), (1.0,), NAN),                 # 0/0 + 1 · −inf
+    ("a**p at a = 0, a followed", lambda a, p: a ** p, (0.0, 0.5), (0,), (1.0,), INF),    # (1 · inf) · ½ + 0
+    ("a**p at a = 0, p followed", lambda a, p: a ** p, (0.0, 0.5), (1,), (1.0,), NAN),    # (0 · inf) · ½
+    ("a**p at a = 0, p = 2 followed", lambda a, p: a ** p, (0.0, 2.0), (1,), (1.0,), 0.0),  # (0 · 0) · 2 + 0
+    ("a*b, a = inf not followed", lambda a, b: a * b, (INF, 2.0), (1,), (1.0,), INF),     # 0 · 2 + inf · 1
+    ("a*b, a = b = inf, b followed", lambda a, b: a * b, (INF, INF), (1,), (1.0,), NAN),  # 0 · inf + inf · 1
+    ("sqrt at 0", lambda a, b: ad.sqrt(a), (0.0, 1.0), (0,), (1.0,), INF),                # 0.5 · (1/0)
+    ("sqrt at 0, tangent 0", lambda a, b: ad.sqrt(a), (0.0, 1.0), (0,), (0.0,), NAN),     # 0.5 · (0/0)
+]
+
+
+@pytest.mark.parametrize("what, f, values, followed, tangents, expected", _NOT_FOLLOWED,
+                         ids=[case[0] for case in _NOT_FOLLOWED])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy warns on 1/0 and 0 · inf
+def test_an_input_not_followed_has_tangent_zero_and_an_infinite_slope_times_it_is_nan_as_in_tf(
+        what, f, values, followed, tangents, expected):
+    xs = [f32(v) for v in values]
+    with ForwardAccumulator([xs[i] for i in followed], [f32(t) for t in tangents]) as acc:
+        y = f(*xs)
+    np.testing.assert_equal(float(acc.jvp(y)), expected, err_msg=what)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_sqrt_tangent_is_nan_where_a_zero_direction_meets_0_elementwise():
+    x = f32([0.0, 4.0])
+    with ForwardAccumulator(x, f32([0.0, 1.0])) as acc:
+        y = ad.sqrt(x)
+    np.testing.assert_equal(acc.jvp(y).numpy(), np.array([NAN, 0.25], np.float32))  # 0.5 · 0/0; 0.5 · 1/2
+
+
 def test_bad_tangents_are_rejected():
     with pytest.raises(ValueError, match="shape"):
         ForwardAccumulator(f64([1.0, 2.0]), f64([1.0]))

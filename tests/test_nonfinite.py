@@ -261,7 +261,9 @@ def test_a_folded_scope_shows_the_origin_inside_it():
 
 @pytest.mark.parametrize("direction, words", [
     ([1.0, 1.0], "sqrt's slope at 0: 1/(2√a) is inf at a = 0"),   # 1/(2√0) · 1 = inf
-    ([0.0, 1.0], None),  # 1/(2√0) · 0: TF's sqrt gradient kernel gives 0 where the incoming factor is 0
+    # 0.5 · (0/0): TF's tangent of sqrt is 0.5 · ẋ/√a (its SqrtGrad transposed), not SqrtGrad's kernel,
+    # whose zero upstream gives 0 in reverse mode only
+    ([0.0, 1.0], "0 · inf: sqrt's slope 1/(2√a) is inf at a = 0, and the input's tangent ȧ there is 0"),
 ])
 def test_a_forward_mode_tangent_is_traced_to_its_origin(direction, words):
     x = ad.constant(np.array([0.0, 4.0], np.float32))
@@ -269,13 +271,10 @@ def test_a_forward_mode_tangent_is_traced_to_its_origin(direction, words):
         with ad.autodiff.ForwardAccumulator(x, ad.constant(np.array(direction, np.float32))) as acc:
             y = ad.sqrt(x) * 2.0
         jvp = acc.jvp(y).numpy()
-    # closed form: d(2√x) = ẋ/√x: at x = 4, 1/2 · ẋ
-    assert jvp[1] == 0.5 * direction[1] and (math.isinf(jvp[0]) if words else jvp[0] == 0.0)
+    # closed form: d(2√x) = ẋ/√x: at x = 4, 1/2 · ẋ; at x = 0, ẋ/0: inf for ẋ = 1, NaN for ẋ = 0
+    assert jvp[1] == 0.5 * direction[1] and (math.isinf(jvp[0]) if direction[0] else math.isnan(jvp[0]))
     found = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
-    if words is None:
-        assert found == []
-        return
-    (o,) = found  # the Mul after it takes an inf tangent: it is not an origin
+    (o,) = found  # the Mul after it takes a non-finite tangent: it is not an origin
     assert (o.op_type, o.cause, o.index) == ("Sqrt", words, 0)
     note = f"First NaN/inf of the tangents (forward mode): {words}."
     lines = [line for s in ad.viz.animate(tr).steps for line in s["lines"]]
@@ -356,3 +355,32 @@ def test_a_tangent_made_nan_by_an_input_that_is_not_followed_writes_that_term():
     (step,) = [s for s in ad.viz.animate(tr).steps if s["title"].startswith("Forward 1/")]
     assert "  = (1/b) · ȧ + (−a/b²) · ḃ" in step["lines"]
     assert "  = inf · 1.0 + -inf · 0 = nan" in step["lines"]  # (the partial 1/b was written as nan)
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]  # the NaN is b's term, not a's inf
+    assert o.cause == "0 · -inf: the slope −a/b² is -inf at b = 0, and ḃ (the input is not followed) there is 0"
+
+
+def test_one_over_x_at_0_has_a_nan_tangent_from_the_1_that_is_not_followed():
+    # ẏ of 2 / x at x = 0, ẋ = 1: (1/b) · 0 + (−a/b²) · 1 = (inf · 0) + -inf = NaN, as TF's ȧ/b = 0/0 is NaN
+    x = ad.constant(np.float32(0.0))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(x, ad.constant(np.float32(1.0))) as acc:
+            y = ad.constant(np.float32(2.0)) / x
+        assert math.isnan(float(acc.jvp(y)))
+    (step,) = [s for s in ad.viz.animate(tr).steps if s["title"].startswith("Forward 1/")]
+    assert "ȧ = 0 (const is not followed), ḃ = 1.0" in step["lines"]
+    assert "  = inf · 0 + -inf · 1.0 = nan" in step["lines"]
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
+    assert (o.cause, o.index) == ("0 · inf: the slope 1/b is inf at b = 0, and ȧ (the input is not followed) there is 0", 0)
+
+
+def test_a_nan_tangent_that_is_inf_plus_minus_inf_says_so():
+    # ẏ of a / b at a = 1, b = 0 with ȧ = ḃ = 1: (1/b) · 1 + (−a/b²) · 1 = inf + -inf = NaN
+    a, b = ad.constant(np.float32(1.0)), ad.constant(np.float32(0.0))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator([a, b], [ad.constant(np.float32(1.0))] * 2) as acc:
+            y = a / b
+        assert math.isnan(float(acc.jvp(y)))
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
+    assert o.cause == "inf + -inf: the slope 1/b times ȧ is inf, the slope −a/b² times ḃ is -inf"
+    (step,) = [s for s in ad.viz.animate(tr).steps if s["title"].startswith("Forward 1/")]
+    assert "  = inf · 1.0 + -inf · 1.0 = nan" in step["lines"]

@@ -241,7 +241,8 @@ def _slope_cause(op: ev.Op, times, sent, i: int, factor: str) -> str:
     if not _zero_at(up, bad):
         return slope
     if slope_is != "NaN":  # the log's case keeps its short form: "0 · inf: log's slope 1/a is inf at a = 0, ..."
-        return f"0 · {slope_is}: {slope.split(': ', 1)[-1]}, and {factor} there is 0"
+        reason = f"{slope_words} is inf at a = 0" if op.op_type == "Sqrt" else slope.split(': ', 1)[-1]
+        return f"0 · {slope_is}: {reason}, and {factor} there is 0"
     return f"0 · NaN: {slope}, and {factor} there is 0 (0 · NaN is NaN)"
 
 
@@ -317,12 +318,50 @@ def origins(events) -> list:
             if op is None or ("tangent", op.node) in seen or not all(finite(v) for v in (*op.in_values, *e.in_tangents)):
                 continue
             seen.add(("tangent", op.node))
+            found = _nan_of_a_sum(op, e)
             i = next((k for k, t in enumerate(e.terms) if t is not None and not finite(t)), None)
             factor = f"the input's tangent {_TANGENTS[i]}" if i is not None and i < len(_TANGENTS) else "the input's tangent"
-            cause = (_slope_cause(op, e.in_tangents[i], e.terms[i], i, factor) if i is not None
-                     else f"{e.op_type}'s tangent rule gave {what(e.tangent)} from finite numbers")
+            if found is not None:
+                i, cause = found
+            else:
+                cause = (_slope_cause(op, e.in_tangents[i], e.terms[i], i, factor) if i is not None
+                         else f"{e.op_type}'s tangent rule gave {what(e.tangent)} from finite numbers")
             out.append(Origin("tangent", op.node, e.tensor, e.op_type, e.tape, cause, i))
     return out
+
+
+def _nan_of_a_sum(op: ev.Op, t) -> tuple | None:
+    """Where a NaN tangent ẏ = Σ slope · tangent comes from the sum, not from any followed input's own
+    term: an input not followed (tangent 0, as in TF) whose slope is infinite, or two terms that are
+    inf and -inf.  ``(input index, cause)``, or ``None`` (then a term itself is the NaN, or it cannot
+    be told from the slope table)."""
+    if "NaN" not in what(t.tangent):
+        return None
+    slopes = local_values(op)
+    if slopes is None or len(t.in_tangents) > len(_TANGENTS):
+        return None
+    terms = {}
+    for k, g in enumerate(t.in_tangents):
+        tangent = _array(g)
+        if g is not None and (tangent is None or k >= len(slopes)):
+            return None
+        if g is not None:
+            with np.errstate(all="ignore"):
+                terms[k] = slopes[k] * tangent
+            if np.any(np.isnan(terms[k])):
+                return None
+    j = next((j for j in range(len(t.in_tangents)) if j not in terms and j < len(slopes)
+              and np.any(np.isinf(slopes[j]))), None)
+    if j is not None:
+        return j, _slope_cause(op, ev.summarize(np.float64(0.0)), t.tangent, j,
+                               f"{_TANGENTS[j]} (the input is not followed)")
+    pair = next(((u, d) for u in terms for d in terms
+                 if np.any((terms[u] == np.inf) & (terms[d] == -np.inf))), None)  # (at one element)
+    if pair is None:
+        return None
+    up, down = pair
+    return up, (f"inf + -inf: {slope_name(op.op_type, up)} times {_TANGENTS[up]} is inf, "
+                f"{slope_name(op.op_type, down)} times {_TANGENTS[down]} is -inf")
 
 
 def note(o: Origin) -> str:
