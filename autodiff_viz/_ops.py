@@ -39,6 +39,17 @@ def maximum(x, y, name=None): return _binary("Maximum", x, y)
 def minimum(x, y, name=None): return _binary("Minimum", x, y)
 def squared_difference(x, y, name=None): return _binary("SquaredDifference", x, y)
 def floordiv(x, y, name=None): return _binary("FloorDiv", x, y)
+
+
+def divide_no_nan(x, y, name=None):
+    """TF's ``tf.math.divide_no_nan``: ``x / y``, and 0 where ``y`` is 0 (floating and complex dtypes, as TF)."""
+    if isinstance(x, Tensor):
+        x = numeric(x, "DivNoNan", "float")
+    elif isinstance(y, Tensor):
+        y = numeric(y, "DivNoNan", "float")
+    else:
+        x = numeric(x, "DivNoNan", "float")
+    return _binary("DivNoNan", x, y)
 def floormod(x, y, name=None): return _binary("FloorMod", x, y)
 def negative(x, name=None): return _unary("Neg", x)
 def square(x, name=None): return _unary("Square", x)
@@ -74,6 +85,7 @@ def _const(c, like): return as_tensor(c, like)  # a Python number in ``like``'s 
 def _tanh_grad(y, g): return _execute(_P["TanhGrad"], (y, g))
 def _sigmoid_grad(y, g): return _execute(_P["SigmoidGrad"], (y, g))
 def _sqrt_grad(y, g): return _execute(_P["SqrtGrad"], (y, g))
+def _reciprocal_grad(y, g): return _execute(_P["ReciprocalGrad"], (y, g))
 def _relu_grad(g, y): return _execute(_P["ReluGrad"], (g, y))
 def _relu6_grad(g, y): return _execute(_P["Relu6Grad"], (g, y))
 def _reshape(x, shape): return _execute(_P["Reshape"], (x,), {"shape": tuple(shape)})
@@ -112,8 +124,8 @@ def add_n(inputs, name=None):
 
 
 def reciprocal(x, name=None):
-    x = numeric(x, "Reciprocal")
-    return truediv(_cast(as_tensor(1, x), x.dtype) if not x.dtype.is_floating else as_tensor(1.0, x), x)
+    """TF's Reciprocal, ``1/x`` as one op (its gradient is TF's −y²·g, not a division's)."""
+    return _execute(_P["Reciprocal"], (numeric(x, "Reciprocal"),))
 
 
 # -- comparisons (boolean, not differentiable) ---------------------------

@@ -77,7 +77,8 @@ def _square_grad(op, g):
 
 def _div_grad(op, g):
     x, y = op.inputs
-    return g / y, (None if x is None else -g * x / (y * y))
+    # TF's order, g · ((−a/b)/b): no b² to overflow or underflow first, and the last digit is TF's
+    return g / y, (None if x is None else g * ((-x / y) / y))
 
 
 def _matmul_grad(op, g):
@@ -311,6 +312,28 @@ def _mean(xp, x, axis, keepdims):
     return xp.where(total < 0, -q, q)
 
 
+def _div_no_nan(xp, x, y):
+    """TF's DivNoNan: ``x / y``, and 0 wherever ``y`` is 0 (whatever ``x`` is: NaN and inf too)."""
+    zero = y == 0
+    q = x / xp.where(zero, xp.ones_like(y), y)
+    return xp.where(zero, xp.zeros_like(q), q)
+
+
+def _reciprocal(xp, x):
+    """TF's Reciprocal: ``1/x``; of an integer, C's integer ``1/x`` (±1 for ±1, else 0; 0 is an error)."""
+    if _integral(xp, x.dtype):
+        _nonzero_divisor(xp, x)
+        return xp.where(xp.abs(x) == 1, x, xp.zeros_like(x))
+    return xp.reciprocal(x) if hasattr(xp, "reciprocal") else 1.0 / x
+
+
+def _reciprocal_grad(xp, y, g):
+    # −(y·y)·g where g is not 0, and 0 where it is, as TF's kernel (no NaN made there to be thrown away).
+    safe = xp.where(g == 0, xp.zeros_like(y), y)
+    r = -(safe * safe) * g
+    return xp.where(g == 0, xp.zeros_like(r), r)
+
+
 def _nonzero_divisor(xp, y):
     """As TF, an integer division by zero is an error (NumPy would warn and give 0)."""
     if _integral(xp, y.dtype) and bool(xp.any(y == 0)):
@@ -512,6 +535,14 @@ defop("RealDiv",  lambda xp, x, y: x / y,
       _div_grad, save={0: (1,), 1: (0, 1)},
       jvp=_div_jvp,
       show=('a / b', '1/b', '−a/b²'))
+defop("DivNoNan", lambda xp, x, y: _div_no_nan(xp, x, y),
+      lambda op, g: (o.divide_no_nan(g, op.inputs[1]),
+                     None if op.inputs[0] is None else g * o.divide_no_nan(o.divide_no_nan(-op.inputs[0], op.inputs[1]),
+                                                                            op.inputs[1])),
+      save={0: (1,), 1: (0, 1)},
+      jvp=lambda op, t: (o.divide_no_nan(t[0], op.inputs[1])
+                         + t[1] * o.divide_no_nan(o.divide_no_nan(-op.inputs[0], op.inputs[1]), op.inputs[1])),
+      show=('a / b, 0 where b = 0', '1/b (0 where b = 0)', '−a/b² (0 where b = 0)'))
 defop("Neg",      lambda xp, x: -x,                              lambda op, g: (-g,),
       jvp=lambda op, t: -t[0],
       direct=dr.neg, show=('−a', '−1'))
@@ -522,6 +553,18 @@ defop("Sqrt",     lambda xp, x: xp.sqrt(x),                      lambda op, g: (
       # (not SqrtGrad's kernel: TF transposes SqrtGrad by its gradient, 0.5 · ẋ/√a, so ẋ = 0 at a = 0 is NaN)
       jvp=lambda op, t: 0.5 * (t[0] / op.outputs[0]),
       show=('√a', '1/(2√a)'))
+defop("Reciprocal", lambda xp, x: _reciprocal(xp, x),               lambda op, g: (o._reciprocal_grad(op.outputs[0], g),),
+      save_output=True,
+      # (TF transposes ReciprocalGrad by its gradient: the same kernel, so a zero tangent gives 0 there too)
+      jvp=lambda op, t: o._reciprocal_grad(op.outputs[0], t[0]),
+      show=('1/a', '−1/a²'))
+# TF's kernel: −y²·b, and like it a zero upstream gives 0 (never inf · 0).  (y: the reciprocal's output.)
+defop("ReciprocalGrad", lambda xp, y, g: _reciprocal_grad(xp, y, g),
+      lambda op, u: (None if op.outputs[0] is None else ((u * -2.0) * op.inputs[1]) * op.inputs[0],
+                     o._reciprocal_grad(op.inputs[0], u)),
+      save={0: (0, 1), 1: (0,)}, save_output=(0,),
+      jvp=lambda op, t: ((t[0] * op.inputs[0]) * op.inputs[1]) * -2.0 + o._reciprocal_grad(op.inputs[0], t[1]),
+      show=('−a²·b   (a = 1/x, b: upstream)', '−2ab', '−a²'))
 # Fused as in TF, and like TF's kernel a zero upstream gives 0, never 0/0:
 # ``where(x > 0, sqrt(x), 0)`` has a finite gradient at x <= 0.  (y: sqrt's output.)
 defop("SqrtGrad", lambda xp, y, g: 0.5 * g / xp.where(g == 0, xp.ones_like(y), y),

@@ -1,7 +1,7 @@
 """``ad.math``: the elementwise, reduction and comparison ops (as ``tf.math``)."""
 from ._missing import missing_api as _missing_api
 from ._ops import (  # noqa: F401
-    abs, add, add_n, argmax, argmin, ceil, cos, divide, equal, erf, exp, floor, floordiv, floormod, greater,
+    abs, add, add_n, argmax, argmin, ceil, cos, divide, divide_no_nan, equal, erf, exp, floor, floordiv, floormod, greater,
     greater_equal, less, less_equal, log, log1p, logical_and, logical_not, logical_or, maximum, minimum, multiply,
     negative, not_equal, pow, reciprocal, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std, reduce_sum,
     reduce_variance, round, sigmoid, sign, sin, sqrt, square, squared_difference, subtract, tan, tanh, truediv,

@@ -78,6 +78,9 @@ CASES = [
     ("TanhGrad", "fused rule", _ops._tanh_grad, [rng.uniform(-0.9, 0.9, size=3), r(3)]),
     ("SigmoidGrad", "fused rule", _ops._sigmoid_grad, [rng.uniform(0.1, 0.9, size=3), r(3)]),
     ("SqrtGrad", "fused rule", _ops._sqrt_grad, [pos(3), r(3)]),
+    ("Reciprocal", "", ad.math.reciprocal, [away_from_zero(2, 3)]),
+    ("DivNoNan", "broadcast", ad.math.divide_no_nan, [r(2, 3), away_from_zero(3)]),
+    ("ReciprocalGrad", "fused rule", _ops._reciprocal_grad, [away_from_zero(3), r(3)]),
     ("Relu", "", ad.nn.relu, [away_from_zero(5)]),
     ("Softplus", "", ad.nn.softplus, [r(4)]),
     ("Softmax", "last axis", ad.nn.softmax, [r(2, 3)]),
@@ -200,7 +203,8 @@ LOOSE = {"Cast": dict(atol=1e-3, rtol=1e-3, delta=1e-2)}
 
 # Elementwise ops whose second derivatives are checked too.
 SECOND_ORDER = {"Add", "Sub", "Mul", "RealDiv", "Neg", "Square", "Sqrt", "Pow", "SquaredDifference", "Maximum",
-                "Minimum", "Abs", "Exp", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh", "Sigmoid", "TanhGrad", "SigmoidGrad", "SqrtGrad", "Relu",
+                "Minimum", "Abs", "Exp", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh", "Sigmoid", "TanhGrad", "SigmoidGrad", "SqrtGrad", "Reciprocal", "ReciprocalGrad",
+                "DivNoNan", "Relu",
                 "Softplus", "Softmax", "LogSoftmax", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
                 "PadV2", "Einsum", "MatrixDiagPartV3", "MatrixInverse", "MatrixDeterminant", "MatrixSolve", "Sinh",
                 "Cosh", "Cumsum", "Svd", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",

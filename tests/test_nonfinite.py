@@ -58,6 +58,9 @@ def test_log_of_zero_forward_and_zero_times_inf_backward():
     (lambda x: ad.sqrt(x), (-1.0,), "backward", "Sqrt", "sqrt of a negative number: sqrt's slope 1/(2√a) is NaN "
                                                        "at a = -1"),
     (lambda x: ad.exp(x) * 0.0, (100.0,), "backward", "Exp", "0 · inf: exp's slope exp(a) is inf"),
+    (lambda x: ad.math.reciprocal(x), (0.0,), "forward", "Reciprocal", "division by 0: 1/a at a = 0"),
+    (lambda x: ad.math.reciprocal(x), (0.0,), "backward", "Reciprocal",
+     "division by 0: the slope −1/a² is -inf at a = 0"),
 ])
 def test_each_cause_is_named(f, values, phase, op, words):
     tr, *_ = traced(f, *values)
@@ -213,6 +216,7 @@ def _parse(text):
     (lambda a: ad.sqrt(a) * a, ([0.0, 4.0],)),
     (lambda a: ad.nn.relu(a) * 3.0, ([-1.0, 0.0, 2.0],)),
     (lambda a, b: a / b, ([1.0, 0.0, 3.0], [0.0, 0.0, 2.0])),
+    (lambda a: ad.math.reciprocal(a) * 2.0, ([0.0, 2.0, -4.0],)),
     (lambda a: ad.exp(a) + ad.math.log(a), ([0.0, 100.0],)),
     (lambda a: ad.tanh(a) * ad.sigmoid(a), ([-30.0, 0.0, 30.0],)),
 ])

@@ -651,3 +651,61 @@ def test_sqrt_second_derivative_and_forward_mode_still_match_the_math():
         y = ad.sqrt(x)
     assert float(acc.jvp(y)) == 0.5
     check_gradients(ad.sqrt, np.array([0.5, 2.0, 3.0]), order=2, atol=1e-5, rtol=1e-4)
+
+
+# --------------------------------------------------------------------------
+# RealDiv and Reciprocal: TF's own rules (math_grad.py, cwise_ops_gradients.h)
+# --------------------------------------------------------------------------
+def test_division_gradient_divides_twice_as_tf_so_a_tiny_divisor_squared_does_not_underflow():
+    # ∂(a/b)/∂b = −a/b², computed as TF's g · ((−a/b)/b): b² = 1e-50 underflows float32 to 0, −a/b² does not.
+    a, b = ad.constant(1e-30), ad.constant(1e-25)
+    with ad.GradientTape() as tape:
+        tape.watch(b)
+        y = a / b
+    g = float(tape.gradient(y, b))
+    assert math.isfinite(g) and abs(g - (-1e-30 / 1e-50)) <= 1e-6 * 1e20
+
+
+def test_reciprocal_is_one_op_with_tfs_gradient_kernel():
+    x = ad.constant(3.0)
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = ad.math.reciprocal(x)
+    g = tape.gradient(y, x)
+    assert [r[0].type for r in tape._records] == ["Reciprocal"]
+    # ReciprocalGrad is −y·y·g with y = float32(1/3): −0.11111112, one ulp from what 1/x's division gives (−0.11111111)
+    assert g.numpy().tobytes() == (-(np.float32(1) / np.float32(3)) ** 2).tobytes()
+    assert abs(float(g) - (-1 / 9)) <= 2 * np.spacing(np.float32(1 / 9))  # (y is rounded first: within two ulps)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+def test_reciprocal_gradient_is_zero_where_no_gradient_flows_in_and_its_tangent_at_zero_is_minus_inf():
+    x = ad.constant([0.0, 2.0])
+    with ad.GradientTape() as tape:
+        tape.watch(x)
+        y = ad.math.reciprocal(x) * 0.0  # TF's kernel: a zero upstream gives 0, never inf · 0
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [0.0, 0.0])
+    with ad.autodiff.ForwardAccumulator(x, ad.constant([1.0, 1.0])) as acc:
+        y = ad.math.reciprocal(x)
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), [-np.inf, -0.25])  # −ẋ/x²
+    check_gradients(ad.math.reciprocal, np.array([0.5, -2.0, 3.0]), order=2, atol=1e-5, rtol=1e-4)
+
+
+def test_reciprocal_of_integers_is_integer_as_tf():
+    assert ad.math.reciprocal(ad.constant([1, -1, 2, -3])).numpy().tolist() == [1, -1, 0, 0]
+    assert ad.math.reciprocal(ad.constant([1, 2])).dtype == ad.int32
+    with pytest.raises(ad.errors.InvalidArgumentError, match="Reciprocal: integer division by zero"):
+        ad.math.reciprocal(ad.constant([0, 1]))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_divide_no_nan_is_zero_where_the_divisor_is_zero_and_so_are_its_gradients_there():
+    x, y = ad.constant([1.0, np.nan, 6.0]), ad.constant([0.0, 0.0, 4.0])
+    with ad.GradientTape() as tape:
+        tape.watch([x, y])
+        z = ad.math.divide_no_nan(x, y)
+    gx, gy = tape.gradient(z, [x, y])
+    assert z.numpy().tolist() == [0.0, 0.0, 1.5]  # TF: 0 wherever y is 0, even for NaN / 0
+    assert gx.numpy().tolist() == [0.0, 0.0, 0.25] and gy.numpy().tolist() == [0.0, 0.0, -6.0 / 16.0]
+    with pytest.raises(ad.errors.InvalidArgumentError, match="DivNoNan: got a tensor of dtype int32"):
+        ad.math.divide_no_nan(ad.constant([1]), ad.constant([2]))

@@ -46,7 +46,8 @@ _ADVICE = {
     "Log1p": "Keep log1p's argument above -1.",
     "Sqrt": "sqrt's slope is infinite at 0: take ad.sqrt(x + 1e-12), or choose a safe input with ad.where before "
             "the sqrt (a where after it still sends NaN back).",
-    "RealDiv": "Guard the divisor (b + 1e-7), or ad.math.divide_no_nan.",
+    "RealDiv": "Guard the divisor (b + 1e-7), or ad.math.divide_no_nan(a, b) (0 where b is 0).",
+    "Reciprocal": "Keep the argument away from 0 (x + 1e-7), or ad.math.divide_no_nan(1.0, x) (0 where x is 0).",
     "Exp": "exp overflows above about 88 in float32: subtract the largest value first (the log-sum-exp trick), "
            "or use ad.nn.softplus / ad.math.reduce_logsumexp.",
 }

@@ -121,6 +121,10 @@ def _div_forward(a, out, dtype):
     return None
 
 
+def _reciprocal_forward(a, out, dtype):
+    return "division by 0: 1/a at a = 0" if a[0] is not None and np.any(a[0] == 0) else None
+
+
 def _sqrt_forward(a, out, dtype):
     if a[0] is not None and np.any(a[0] < 0):
         return "sqrt of a negative number is NaN"
@@ -143,7 +147,7 @@ def _pow_forward(a, out, dtype):
 
 
 _FORWARD = {"Log": _log_forward, "Log1p": lambda a, o, d: _log_forward(a, o, d, 1.0, "log1p"),
-            "RealDiv": _div_forward, "Sqrt": _sqrt_forward, "Exp": _exp_forward, "Pow": _pow_forward}
+            "RealDiv": _div_forward, "Reciprocal": _reciprocal_forward, "Sqrt": _sqrt_forward, "Exp": _exp_forward, "Pow": _pow_forward}
 
 
 def _forward_cause(op: ev.Op) -> str:
@@ -166,6 +170,7 @@ _LOCAL = {
     "Sqrt": ("sqrt's slope 1/(2√a)", lambda a, y: [0.5 / y]),
     "Exp": ("exp's slope exp(a)", lambda a, y: [y]),
     "RealDiv": (("the slope 1/b", "the slope −a/b²"), lambda a, y: [1.0 / a[1], -a[0] / (a[1] * a[1])]),
+    "Reciprocal": ("the slope −1/a²", lambda a, y: [-(y * y)]),
     "Square": ("the slope 2a", lambda a, y: [2.0 * a[0]]),
     "Mul": (("the slope b", "the slope a"), lambda a, y: [a[1], a[0]]),
     "Tanh": ("tanh's slope 1 − tanh²", lambda a, y: [1.0 - y * y]),
@@ -234,6 +239,8 @@ def _slope_cause(op: ev.Op, times, sent, i: int, factor: str) -> str:
         slope = f"division by 0: {slope_words} is inf" + (f" at a = {_plain(a0)}" if a0 is not None else "")
     elif op.op_type == "RealDiv":
         slope = f"division by 0: {slope_words} is {slope_is} at b = 0"
+    elif op.op_type == "Reciprocal":
+        slope = f"division by 0: {slope_words} is {slope_is} at a = 0"
     elif op.op_type == "Exp":
         slope = f"overflow of exp: {slope_words} is inf"
     else:
