@@ -1,0 +1,88 @@
+"""A folded name scope under nested tapes: each ``+=`` shows on the step of the rule that sent it.
+
+An outer tape records the inner tape's rules as they run, one "Recorded while …" step per op.  A folded box
+is one backward step; what its rules add to other boxes must not show on a recording step in between.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import autodiff_viz as ad
+from autodiff_viz.viz.model.story import states
+from test_false_sums import assert_true_box, assert_true_sum, parse_value
+
+X = 1.5
+
+
+def _nested_with_a_scope(outer="tape"):
+    """z = (x³ + sin x) · x with the bracket in name scope ``blk``; g = dz/dx (inner tape), h = dg/dx (an
+    outer tape, or a ForwardAccumulator along ẋ = 1 around the inner tape)."""
+    x = ad.constant(X)
+    with ad.trace() as tr:
+        if outer == "tape":
+            with ad.GradientTape() as out:
+                out.watch(x)
+                g = _inner_gradient(x)
+            h = out.gradient(g, x)
+        else:
+            with ad.autodiff.ForwardAccumulator(x, ad.constant(1.0)) as acc:
+                g = _inner_gradient(x)
+            h = acc.jvp(g)
+    return tr, float(g.numpy()), float(h.numpy())
+
+
+def _inner_gradient(x):
+    with ad.GradientTape() as inner:
+        inner.watch(x)
+        with ad.name_scope("blk"):
+            y = x * x * x + ad.sin(x)
+        z = y * x
+    return inner.gradient(z, x)
+
+
+def _x_row(step):
+    return next(r for r in step["panel"] if r["name"] == "x")
+
+
+@pytest.mark.parametrize("outer", ["tape", "accumulator"])
+def test_the_program_is_what_the_closed_form_says(outer):
+    _, g, h = _nested_with_a_scope(outer)
+    assert g == pytest.approx(4 * X**3 + math.sin(X) + X * math.cos(X), rel=1e-6)
+    assert h == pytest.approx(12 * X**2 + 2 * math.cos(X) - X * math.sin(X), rel=1e-5)
+
+
+@pytest.mark.parametrize("outer", ["tape", "accumulator"])
+def test_a_folded_boxs_sums_show_on_its_own_step_not_on_a_recording_step(outer):
+    tr, g, _ = _nested_with_a_scope(outer)
+    anim = ad.viz.animate(tr, collapse=True)
+    steps = list(states(anim.data))
+    ids = [n["id"] for n in anim.data["nodes"]]
+    x_index = ids.index(anim.node("x")["id"])
+    while_ = "Recorded while" if outer == "tape" else "Run while"  # the outer tape's recordings, or the tangents
+    recorded = [k for k, s in enumerate(steps) if s["title"].startswith(while_)]
+    assert len(recorded) >= 10
+    for k, (raw, s) in enumerate(zip(anim.data["steps"], steps)):
+        if s["phase"] in ("forward", "done"):  # nothing reaches a gradient table on these steps
+            assert not any(r["fresh"] for r in s["panel"]), (k, s["title"], s["panel"])
+            assert not raw.get("order"), (k, s["title"])
+            assert not any(text.startswith("+=") for _, text in raw.get("grads", ())), (k, s["title"], raw["grads"])
+    # the inner pass's folded step: x's terms from the box are x · (3x² + cos x), its total dz/dx
+    (k,) = [k for k, s in enumerate(steps) if s["title"].startswith("Backward step 2: blk (4 ops folded")
+            and "T2" in s["title"]]
+    before, at = steps[k - 1], steps[k]
+    assert before["title"].startswith(while_)
+    (only,) = _x_row(before)["terms"]  # only z's rule has sent to x yet: ∂(y · x)/∂x = y
+    assert parse_value(only).array == pytest.approx(X**3 + math.sin(X), rel=1e-3)
+    new = [parse_value(t) for t in _x_row(at)["terms"][1:]]
+    assert sum(float(t.array) for t in new) == pytest.approx(X * (3 * X**2 + math.cos(X)), rel=1e-3)
+    assert parse_value(_x_row(at)["total"]).array == pytest.approx(g, rel=1e-3)
+    assert_true_sum([parse_value(t) for t in _x_row(at)["terms"]], parse_value(_x_row(at)["total"]), at["title"])
+    box = at["grads"][x_index]
+    assert box.startswith("+= ") and box.count(" + ") == len(new) - 1  # every term the box's rules sent
+    assert_true_box(before["grads"][x_index], box, at["title"])
+    blk = ids.index(anim.node("blk")["id"])
+    assert (before["order"][blk], at["order"][blk]) == ("", "2")  # its step number comes with its step
+    if outer == "tape":  # the outer pass: d²z/dx²
+        np.testing.assert_allclose(parse_value(steps[-1]["lines"][0].split(" = ")[1]).array,
+                                   12 * X**2 + 2 * math.cos(X) - X * math.sin(X), rtol=1e-3)
