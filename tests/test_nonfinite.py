@@ -68,8 +68,49 @@ def test_each_cause_is_named(f, values, phase, op, words):
 def test_division_by_zero_backward_and_local_values():
     tr, _, _, y, (ga, gb) = traced(lambda a, b: a / b, 1.0, 0.0)
     assert float(ga) == math.inf and float(gb) == -math.inf  # 1/b and -a/b² at b = 0
-    back = [o for o in nf.origins(tr.events) if o.phase == "backward"]
-    assert back[0].cause == "division by 0: the slope 1/b is inf at b = 0"
+    (back,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]  # both sent gradients are not finite
+    assert back.cause == "division by 0: the slope 1/b is inf at b = 0, and the slope −a/b² is -inf at b = 0"
+
+
+@pytest.mark.parametrize("x", [0.0, [2.0, 0.0]])
+def test_x_over_x_at_0_names_both_slopes_and_their_sum(x):
+    # ∂(a/b)/∂a = 1/b = inf and ∂(a/b)/∂b = −a/b² = −0/0 = NaN at a = b = 0; x's gradient adds both: inf + NaN
+    tr, _, xs, y, (g,) = traced(lambda x: x / x, x)
+    g = np.ravel(g.numpy())
+    assert math.isnan(g[-1]) and (len(g) == 1 or g[0] == 1 / 2.0 - 2.0 / 2.0**2)  # 0 where x = 2
+    (step,) = [e for e in tr.events if e.kind == "backward_step"]
+    sent = [np.ravel(s.array())[-1] for s in step.grads]
+    assert sent[0] == math.inf and math.isnan(sent[1])
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]
+    cause = ("division by 0: the slope 1/b is inf at b = 0, and the slope −a/b² is NaN at a = 0, b = 0 (−0/0); "
+             "a and b are one tensor, so its gradient adds inf · 1 + nan · 1 = nan")
+    assert (o.op_type, o.cause, o.index) == ("RealDiv", cause, 0)
+    lines = [line for s in ad.viz.animate(tr).steps for line in s["lines"]]
+    assert f"First NaN/inf of the backward pass: {cause}." in lines
+    assert f"the gradient first became non-finite in its rule: {cause}." in str(ad.viz.explain(tr, y, xs[0]))
+
+
+def test_one_over_x_at_0_names_one_slope():
+    one, x = ad.constant(np.float32(1.0)), ad.constant(np.float32(0.0))
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = one / x  # only b = x is watched: −a/b² = −1/0 = -inf; the constant's 1/b = inf is sent nowhere
+        assert float(tape.gradient(y, x)) == -math.inf
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]
+    assert (o.cause, o.index) == ("division by 0: the slope −a/b² is -inf at b = 0", 1)
+
+
+def test_x_over_x_at_0_in_forward_mode_names_both_terms_of_the_tangent():
+    # ẏ = (1/b) · ȧ + (−a/b²) · ḃ with ȧ = ḃ = 1 at 0: inf · 1 + NaN · 1
+    x = ad.constant(np.float32(0.0))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(x, ad.constant(np.float32(1.0))) as acc:
+            y = x / x
+        assert math.isnan(float(acc.jvp(y)))
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
+    assert o.cause == ("division by 0: the slope 1/b is inf at b = 0, and the slope −a/b² is NaN at a = 0, b = 0 "
+                       "(−0/0); its tangent adds every input's term: inf · 1 + nan · 1 = nan")
 
 
 def test_finite_values_have_no_origin():
@@ -356,3 +397,17 @@ def test_a_tangent_made_nan_by_an_input_that_is_not_followed_writes_that_term():
     (step,) = [s for s in ad.viz.animate(tr).steps if s["title"].startswith("Forward 1/")]
     assert "  = (1/b) · ȧ + (−a/b²) · ḃ" in step["lines"]
     assert "  = inf · 1.0 + -inf · 0 = nan" in step["lines"]  # (the partial 1/b was written as nan)
+
+
+def test_x_times_x_whose_two_terms_overflow_float32_names_both_and_their_sum():
+    # d(x · x · 1e30)/dx = 2 · x · 1e30 = 2e50 at x = 1e20, past float32's 3.4e38: each term x · 1e30 is inf already
+    x = ad.constant(np.float32(1e20))
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = (x * x) * 1e30
+        assert float(tape.gradient(y, x)) == math.inf and 1e20 * 1e30 > float(np.finfo(np.float32).max)
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]
+    assert o.cause == ("overflow: the upstream gradient times the slope b is larger than 3.4e+38, and the upstream "
+                       "gradient times the slope a is larger than 3.4e+38; a and b are one tensor, so its gradient "
+                       "adds 1e+20 · 1e+30 + 1e+20 · 1e+30 = inf")
