@@ -86,3 +86,28 @@ def test_a_folded_boxs_sums_show_on_its_own_step_not_on_a_recording_step(outer):
     if outer == "tape":  # the outer pass: d²z/dx²
         np.testing.assert_allclose(parse_value(steps[-1]["lines"][0].split(" = ")[1]).array,
                                    12 * X**2 + 2 * math.cos(X) - X * math.sin(X), rtol=1e-3)
+
+
+@pytest.mark.browser
+def test_the_browser_player_shows_the_boxs_sums_on_its_step(browser, tmp_path):
+    from browser_util import open_widget_page
+
+    tr, g, _ = _nested_with_a_scope()
+    anim = ad.viz.animate(tr, collapse=True)
+    (k,) = [k for k, s in enumerate(anim.steps) if s["title"].startswith("Backward step 2: blk") and "T2" in s["title"]]
+    path = tmp_path / "folded_nested.html"
+    anim.save(path)
+    page = open_widget_page(browser, path)
+    x_row = page.locator(".adv-panel tbody tr").filter(has_text="x")
+    x_grad = page.locator("[data-label='x'] .adv-grad")
+    for step in range(1, k + 1):
+        page.click(".adv-next")
+        page.wait_for_selector(f".adv-animate[data-step='{step}']")
+        if step == k - 1:  # the last recording step: x holds z's term y = x³ + sin x only
+            assert page.locator(".adv-step-title").text_content().startswith("Recorded while")
+            assert float(x_row.locator(".adv-total").text_content()) == pytest.approx(X**3 + math.sin(X), rel=1e-3)
+            assert "+=" not in x_grad.text_content()
+    assert page.locator(".adv-step-title").text_content().startswith("Backward step 2: blk")
+    assert float(x_row.locator(".adv-total").text_content()) == pytest.approx(g, rel=1e-3)
+    assert "+=" in x_grad.text_content()
+    assert page.errors == []
