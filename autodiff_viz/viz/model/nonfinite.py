@@ -233,7 +233,7 @@ def _slope_cause(op: ev.Op, times, sent, i: int, factor: str) -> str:
     elif op.op_type in ("Log", "Log1p"):
         slope = f"division by 0: {slope_words} is inf" + (f" at a = {_plain(a0)}" if a0 is not None else "")
     elif op.op_type == "RealDiv":  # (−a/b² is NaN only where a is 0 too)
-        slope = f"division by 0: {slope_words} is {slope_is} at " + ("a = 0, b = 0 (−0/0)" if slope_is == "NaN" else "b = 0")
+        slope = f"division by 0: {slope_words} is {slope_is}{' (−0/0)' if slope_is == 'NaN' else ''} at b = 0"
     elif op.op_type == "Exp":
         slope = f"overflow of exp: {slope_words} is inf"
     else:
@@ -253,8 +253,14 @@ def _every_slope(op: ev.Op, bad: list, times, sent, factor, into: str) -> str:
     ``"gradient"`` (the inputs that are one tensor: ``x / x``) or ``"tangent"`` (every input's term).
     """
     causes = [_slope_cause(op, times[i], sent[i], i, factor(i)) for i in bad]
-    head = causes[0].split(": ", 1)[0] + ": "
-    words = causes[0] + "".join(", and " + (c[len(head):] if c.startswith(head) else c) for c in causes[1:])
+    head = causes[0].split(": ", 1)[0] + ": "  # said once: "division by 0: the slope 1/b is inf and ..."
+    causes[1:] = [c[len(head):] if c.startswith(head) else c for c in causes[1:]]
+    places = {c.rsplit(" at ", 1)[-1] for c in causes}
+    if len(causes) > 1 and len(places) == 1 and all(" at " in c for c in causes):  # "... at b = 0", once
+        at = " at " + places.pop()
+        words = " and ".join(c[:-len(at)] for c in causes) + at
+    else:
+        words = ", and ".join(causes)
     for group in _sums(op, bad, into):
         words += _sum_words(op, group, times, into)
     return words
@@ -290,7 +296,7 @@ def _sum_words(op: ev.Op, group: list, times, into: str) -> str:
     if into == "tangent":
         return f"; its tangent adds every input's term: {written} = {total}"
     letters = " and ".join(_LETTERS[i] if i < len(_LETTERS) else f"input {i}" for i in group)
-    return f"; {letters} are one tensor, so its gradient adds {written} = {total}"
+    return f"; {letters} are one tensor: its gradient adds {written} = {total}"
 
 
 def _in_dtype(x, dtype: str):
