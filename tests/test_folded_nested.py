@@ -10,7 +10,10 @@ import pytest
 
 import autodiff_viz as ad
 from autodiff_viz.viz.model.story import states
-from test_false_sums import assert_true_box, assert_true_sum, parse_value
+from test_false_sums import assert_true_box, assert_true_sum, body, check_player, parse_value, programs
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 X = 1.5
 
@@ -111,3 +114,59 @@ def test_the_browser_player_shows_the_boxs_sums_on_its_step(browser, tmp_path):
     assert float(x_row.locator(".adv-total").text_content()) == pytest.approx(g, rel=1e-3)
     assert "+=" in x_grad.text_content()
     assert page.errors == []
+
+
+def _scoped(x, prog, outer):
+    """The generated chain of ops on ``x`` in name scope ``blk``, times x outside it (x then gets terms from
+    the box and from outside); the inner gradient under an outer tape (or accumulator), and its derivative."""
+    with ad.trace() as tr:
+        def inner_gradient():
+            with ad.GradientTape() as inner:
+                inner.watch(x)
+                with ad.name_scope("blk"):
+                    h = body(x, prog)
+                y = ad.reduce_sum(h * x)
+            return inner.gradient(y, x)
+        if outer == "tape":
+            with ad.GradientTape() as out:
+                out.watch(x)
+                g = inner_gradient()
+                total = ad.reduce_sum(g)
+            h = out.gradient(total, x)
+        else:
+            with ad.autodiff.ForwardAccumulator(x, ad.ones_like(x)) as acc:
+                g = inner_gradient()
+            h = acc.jvp(g)
+    return tr, g, h
+
+
+def _f(prog, v):
+    return float(np.sum(body(ad.constant(v, dtype=ad.float64), prog).numpy() * v))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_generated_programs_fold_with_each_sum_on_its_rules_step(prog):
+    # (the generated chain, its size and values; the outer tape or accumulator chosen by ``cut``, ``kind`` unused)
+    n = prog["n"]
+    data = np.array(prog["x"][:n], dtype=np.float32)
+    outer = "tape" if prog["cut"] % 2 else "accumulator"
+    tr, g, h = _scoped(ad.constant(data), prog, outer)
+    # the engine against central differences of the program's own function, in float64
+    eps, flat = 1e-6, data.astype(np.float64)
+    fd = [(_f(prog, flat + eps * e) - _f(prog, flat - eps * e)) / (2 * eps) for e in np.eye(n)]
+    np.testing.assert_allclose(g.numpy(), fd, rtol=1e-3, atol=1e-3)
+    if outer == "tape":  # unfolded, every written sum is true and the results are the engine's
+        check_player(tr, [("gradient", g.numpy()), ("gradient", h.numpy())])
+    anim = ad.viz.animate(tr, collapse=True)
+    for k, (raw, st) in enumerate(zip(anim.data["steps"], states(anim.data))):
+        if st["phase"] in ("forward", "done"):
+            assert not any(r["fresh"] for r in st["panel"]), (prog, k, st["title"], st["panel"])
+            assert not raw.get("order"), (prog, k, st["title"])
+            assert not any(t.startswith("+=") for _, t in raw.get("grads", ())), (prog, k, st["title"])
+        for row in st["panel"]:
+            if len(row["terms"]) > 1:
+                assert_true_sum([parse_value(t) for t in row["terms"]], parse_value(row["total"]), (k, row))
+    done = [st for st in states(anim.data) if st["title"].startswith("Done: gradients of tape T2")]
+    (x_line,) = [line for line in done[0]["results"] if line.startswith("∂target/∂x")]
+    np.testing.assert_allclose(parse_value(x_line.split(" = ", 1)[1]).array, g.numpy(), rtol=2e-3, atol=1e-4)
