@@ -83,11 +83,16 @@ def test_x_over_x_at_0_names_both_slopes_and_their_sum(x):
     assert sent[0] == math.inf and math.isnan(sent[1])
     (o,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]
     cause = ("division by 0: the slope 1/b is inf and the slope −a/b² is NaN (−0/0) at b = 0; a and b are one "
-             "tensor: its gradient adds inf · 1 + nan · 1 = nan")
+             "tensor: its gradient adds inf · 1.0 + nan · 1.0 = nan")
     assert (o.op_type, o.cause, o.index) == ("RealDiv", cause, 0)
     lines = [line for s in ad.viz.animate(tr).steps for line in s["lines"]]
     assert f"First NaN/inf of the backward pass: {cause}." in lines
     assert f"the gradient first became non-finite in its rule: {cause}." in str(ad.viz.explain(tr, y, xs[0]))
+    g = ad.viz.graph(tr)
+    (box,) = [n for n in g.model.nodes if n.nonfinite]
+    assert f"First NaN/inf of the backward pass: {cause}." in box.notes
+    line = next(s for s in g.source.splitlines() if s.strip().startswith(f"n{box.id} ["))
+    assert "…" not in line and "nan · 1.0 = nan." in line  # the box's three note lines hold it whole
 
 
 def test_one_over_x_at_0_names_one_slope():
@@ -110,7 +115,7 @@ def test_x_over_x_at_0_in_forward_mode_names_both_terms_of_the_tangent():
         assert math.isnan(float(acc.jvp(y)))
     (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
     assert o.cause == ("division by 0: the slope 1/b is inf and the slope −a/b² is NaN (−0/0) at b = 0; its tangent "
-                       "adds every input's term: inf · 1 + nan · 1 = nan")
+                       "adds every input's term: inf · 1.0 + nan · 1.0 = nan")
 
 
 def test_finite_values_have_no_origin():
@@ -410,4 +415,4 @@ def test_x_times_x_whose_two_terms_overflow_float32_names_both_and_their_sum():
     (o,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]
     assert o.cause == ("overflow: the upstream gradient times the slope b is larger than 3.4e+38, and the upstream "
                        "gradient times the slope a is larger than 3.4e+38; a and b are one tensor: its gradient "
-                       "adds 1e+20 · 1e+30 + 1e+20 · 1e+30 = inf")
+                       "adds 1e20 · 1e30 + 1e20 · 1e30 = inf")

@@ -34,6 +34,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ... import events as ev
+from ..text.numbers import fmt_number
 
 
 class Origin(NamedTuple):
@@ -291,8 +292,8 @@ def _sum_words(op: ev.Op, group: list, times, into: str) -> str:
         if not len(bad):
             return ""
         k = tuple(bad[0])
-        total = _number(_in_dtype(sum(t[k] for t in terms), op.dtype))
-    written = " + ".join(f"{_number(slope[k])} · {_number(f[k])}" for slope, f in pairs)
+        total = fmt_number(float(_in_dtype(sum(t[k] for t in terms), op.dtype)))
+    written = " + ".join(f"{fmt_number(float(slope[k]))} · {fmt_number(float(f[k]))}" for slope, f in pairs)
     if into == "tangent":
         return f"; its tangent adds every input's term: {written} = {total}"
     letters = " and ".join(_LETTERS[i] if i < len(_LETTERS) else f"input {i}" for i in group)
@@ -305,11 +306,6 @@ def _in_dtype(x, dtype: str):
         return np.asarray(x, dtype=dtype)
     except (TypeError, ValueError):
         return np.asarray(x)
-
-
-def _number(x) -> str:
-    x = float(x)
-    return "nan" if math.isnan(x) else ("-inf" if x < 0 else "inf") if math.isinf(x) else f"{x:g}"
 
 
 _UPSTREAM = "the upstream gradient"
