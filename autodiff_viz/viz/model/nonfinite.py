@@ -276,8 +276,8 @@ def _sums(op: ev.Op, bad: list, into: str) -> list:
 
 
 def _sum_words(op: ev.Op, group: list, times, into: str) -> str:
-    """``; a and b are one tensor, so its gradient adds inf · 1 + nan · 1 = nan`` (at the first element where a
-    term is not finite); empty where the values were not kept whole."""
+    """``; a and b are one tensor: its gradient adds inf · 1.0 + nan · 1.0 = nan`` (at the first element where a
+    term is not finite, in the op's dtype); empty where the values were not kept whole."""
     slopes = local_values(op)
     factors = [_array(times[i]) for i in group]
     if slopes is None or any(f is None for f in factors):
