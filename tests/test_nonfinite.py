@@ -71,8 +71,54 @@ def test_each_cause_is_named(f, values, phase, op, words):
 def test_division_by_zero_backward_and_local_values():
     tr, _, _, y, (ga, gb) = traced(lambda a, b: a / b, 1.0, 0.0)
     assert float(ga) == math.inf and float(gb) == -math.inf  # 1/b and -a/b² at b = 0
-    back = [o for o in nf.origins(tr.events) if o.phase == "backward"]
-    assert back[0].cause == "division by 0: the slope 1/b is inf at b = 0"
+    (back,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]  # both sent gradients are not finite
+    assert back.cause == "division by 0: the slope 1/b is inf and the slope −a/b² is -inf at b = 0"
+
+
+@pytest.mark.parametrize("x", [0.0, [2.0, 0.0]])
+def test_x_over_x_at_0_names_both_slopes_and_their_sum(x):
+    # ∂(a/b)/∂a = 1/b = inf and ∂(a/b)/∂b = −a/b² = −0/0 = NaN at a = b = 0; x's gradient adds both: inf + NaN
+    tr, _, xs, y, (g,) = traced(lambda x: x / x, x)
+    g = np.ravel(g.numpy())
+    assert math.isnan(g[-1]) and (len(g) == 1 or g[0] == 1 / 2.0 - 2.0 / 2.0**2)  # 0 where x = 2
+    (step,) = [e for e in tr.events if e.kind == "backward_step"]
+    sent = [np.ravel(s.array())[-1] for s in step.grads]
+    assert sent[0] == math.inf and math.isnan(sent[1])
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]
+    cause = ("division by 0: the slope 1/b is inf and the slope −a/b² is NaN (−0/0) at b = 0; a and b are one "
+             "tensor: its gradient adds inf · 1.0 + nan · 1.0 = nan")
+    assert (o.op_type, o.cause, o.index) == ("RealDiv", cause, 0)
+    lines = [line for s in ad.viz.animate(tr).steps for line in s["lines"]]
+    assert f"First NaN/inf of the backward pass: {cause}." in lines
+    assert f"the gradient first became non-finite in its rule: {cause}." in str(ad.viz.explain(tr, y, xs[0]))
+    g = ad.viz.graph(tr)
+    (box,) = [n for n in g.model.nodes if n.nonfinite]
+    assert f"First NaN/inf of the backward pass: {cause}." in box.notes
+    line = next(s for s in g.source.splitlines() if s.strip().startswith(f"n{box.id} ["))
+    assert "…" not in line and "nan · 1.0 = nan." in line  # the box's three note lines hold it whole
+
+
+def test_one_over_x_at_0_names_one_slope():
+    one, x = ad.constant(np.float32(1.0)), ad.constant(np.float32(0.0))
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = one / x  # only b = x is watched: −a/b² = −1/0 = -inf; the constant's 1/b = inf is sent nowhere
+        assert float(tape.gradient(y, x)) == -math.inf
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]
+    assert (o.cause, o.index) == ("division by 0: the slope −a/b² is -inf at b = 0", 1)
+
+
+def test_x_over_x_at_0_in_forward_mode_names_both_terms_of_the_tangent():
+    # ẏ = (1/b) · ȧ + (−a/b²) · ḃ with ȧ = ḃ = 1 at 0: inf · 1 + NaN · 1
+    x = ad.constant(np.float32(0.0))
+    with ad.trace() as tr:
+        with ad.autodiff.ForwardAccumulator(x, ad.constant(np.float32(1.0))) as acc:
+            y = x / x
+        assert math.isnan(float(acc.jvp(y)))
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "tangent"]
+    assert o.cause == ("division by 0: the slope 1/b is inf and the slope −a/b² is NaN (−0/0) at b = 0; its tangent "
+                       "adds every input's term: inf · 1.0 + nan · 1.0 = nan")
 
 
 def test_finite_values_have_no_origin():
@@ -388,3 +434,19 @@ def test_a_nan_tangent_that_is_inf_plus_minus_inf_says_so():
     assert o.cause == "inf + -inf: the slope 1/b times ȧ is inf, the slope −a/b² times ḃ is -inf"
     (step,) = [s for s in ad.viz.animate(tr).steps if s["title"].startswith("Forward 1/")]
     assert "  = inf · 1.0 + -inf · 1.0 = nan" in step["lines"]
+
+
+
+
+def test_x_times_x_whose_two_terms_overflow_float32_names_both_and_their_sum():
+    # d(x · x · 1e30)/dx = 2 · x · 1e30 = 2e50 at x = 1e20, past float32's 3.4e38: each term x · 1e30 is inf already
+    x = ad.constant(np.float32(1e20))
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            tape.watch(x)
+            y = (x * x) * 1e30
+        assert float(tape.gradient(y, x)) == math.inf and 1e20 * 1e30 > float(np.finfo(np.float32).max)
+    (o,) = [o for o in nf.origins(tr.events) if o.phase == "backward"]
+    assert o.cause == ("overflow: the upstream gradient times the slope b is larger than 3.4e+38, and the upstream "
+                       "gradient times the slope a is larger than 3.4e+38; a and b are one tensor: its gradient "
+                       "adds 1e20 · 1e30 + 1e20 · 1e30 = inf")

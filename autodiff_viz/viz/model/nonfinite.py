@@ -34,6 +34,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ... import events as ev
+from ..text.numbers import fmt_number
 
 
 class Origin(NamedTuple):
@@ -237,8 +238,8 @@ def _slope_cause(op: ev.Op, times, sent, i: int, factor: str) -> str:
         slope = "sqrt's slope at 0: 1/(2√a) is inf at a = 0"
     elif op.op_type in ("Log", "Log1p"):
         slope = f"division by 0: {slope_words} is inf" + (f" at a = {_plain(a0)}" if a0 is not None else "")
-    elif op.op_type == "RealDiv":
-        slope = f"division by 0: {slope_words} is {slope_is} at b = 0"
+    elif op.op_type == "RealDiv":  # (−a/b² is NaN only where a is 0 too)
+        slope = f"division by 0: {slope_words} is {slope_is}{' (−0/0)' if slope_is == 'NaN' else ''} at b = 0"
     elif op.op_type == "Reciprocal":
         slope = f"division by 0: {slope_words} is {slope_is} at a = 0"
     elif op.op_type == "Exp":
@@ -253,8 +254,95 @@ def _slope_cause(op: ev.Op, times, sent, i: int, factor: str) -> str:
     return f"0 · NaN: {slope}, and {factor} there is 0 (0 · NaN is NaN)"
 
 
+def _every_slope(op: ev.Op, bad: list, times, sent, factor, into: str) -> str:
+    """Why ``op``'s step is not finite, naming the slope of every input ``i`` in ``bad`` (each sent the
+    non-finite term ``sent[i]``: its slope times ``times[i]``, which ``factor(i)`` names).
+
+    Terms that go into one sum are added up in words where more than one is not finite: ``into`` is
+    ``"gradient"`` (the inputs that are one tensor: ``x / x``) or ``"tangent"`` (every input's term).
+    """
+    causes = [_slope_cause(op, times[i], sent[i], i, factor(i)) for i in bad]
+    head = causes[0].split(": ", 1)[0] + ": "  # said once: "division by 0: the slope 1/b is inf and ..."
+    causes[1:] = [c[len(head):] if c.startswith(head) else c for c in causes[1:]]
+    places = {c.rsplit(" at ", 1)[-1] for c in causes}
+    if len(causes) > 1 and len(places) == 1 and all(" at " in c for c in causes):  # "... at b = 0", once
+        at = " at " + places.pop()
+        words = " and ".join(c[:-len(at)] for c in causes) + at
+    else:
+        words = ", and ".join(causes)
+    for group in _sums(op, bad, into):
+        words += _sum_words(op, group, times, into)
+    return words
+
+
+def _sums(op: ev.Op, bad: list, into: str) -> list:
+    """The inputs whose terms ``op``'s step adds in one sum, where two of them or more are not finite."""
+    if into == "tangent":
+        return [list(range(len(op.inputs)))] if len(bad) > 1 else []
+    groups = [[j for j, t in enumerate(op.inputs) if t == op.inputs[i]] for i in bad]
+    return [g for k, g in enumerate(groups) if g not in groups[:k] and sum(j in bad for j in g) > 1]
+
+
+def _sum_words(op: ev.Op, group: list, times, into: str) -> str:
+    """``; a and b are one tensor: its gradient adds inf · 1.0 + nan · 1.0 = nan`` (at the first element where a
+    term is not finite, in the op's dtype); empty where the values were not kept whole."""
+    slopes = local_values(op)
+    factors = [_array(times[i]) for i in group]
+    if slopes is None or any(f is None for f in factors):
+        return ""
+    try:
+        pairs = [np.broadcast_arrays(slopes[i], f) for i, f in zip(group, factors)]
+    except ValueError:
+        return ""
+    with np.errstate(all="ignore"):
+        terms = [_in_dtype(slope * f, op.dtype) for slope, f in pairs]
+        bad = np.argwhere(~np.all([np.isfinite(t) for t in terms], axis=0))
+        if not len(bad):
+            return ""
+        k = tuple(bad[0])
+        total = fmt_number(float(_in_dtype(sum(t[k] for t in terms), op.dtype)))
+    written = " + ".join(f"{fmt_number(float(slope[k]))} · {fmt_number(float(f[k]))}" for slope, f in pairs)
+    if into == "tangent":
+        return f"; its tangent adds every input's term: {written} = {total}"
+    letters = " and ".join(_LETTERS[i] if i < len(_LETTERS) else f"input {i}" for i in group)
+    return f"; {letters} are one tensor: its gradient adds {written} = {total}"
+
+
+def _in_dtype(x, dtype: str):
+    """``x`` (float64) as the engine's ``dtype`` holds it: a product that overflows a float32 is inf there too."""
+    try:
+        return np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError):
+        return np.asarray(x)
+
+
 _UPSTREAM = "the upstream gradient"
 _TANGENTS = ("ȧ", "ḃ", "ċ")  # an input's tangent, by the letter pictures give the input
+_LETTERS = "abc"
+
+
+def _tangent_of(i: int) -> str:
+    return f"the input's tangent {_TANGENTS[i]}" if i < len(_TANGENTS) else "the input's tangent"
+
+
+def _bad_terms(op: ev.Op, e: ev.Tangent) -> list:
+    """The inputs whose term ∂y/∂aᵢ · ȧᵢ in ``e`` is not finite: from the slope table where it knows the op (the
+    engine can write a finite term as NaN where another input's term is: its push of a unit tangent takes both),
+    else as the event says."""
+    said = [i for i, t in enumerate(e.terms) if t is not None and not finite(t)]
+    slopes = local_values(op)
+    if slopes is None or len(slopes) != len(e.terms):
+        return said
+    out = []
+    for i in said:
+        t = _array(e.in_tangents[i])
+        try:
+            with np.errstate(all="ignore"):
+                if t is None or not np.all(np.isfinite(_in_dtype(slopes[i] * t, e.terms[i].dtype))):
+                    out.append(i)
+        except ValueError:  # shapes the slope table does not fit
+            out.append(i)
+    return out
 
 
 def _zero_at(up, where) -> bool:
@@ -302,12 +390,11 @@ def origins(events) -> list:
             op = ops.get(e.node)
             if op is None or not finite(e.upstream) or not all(finite(v) for v in op.in_values):
                 continue
-            for i in bad:
-                if (e.node, i) not in seen:
-                    seen.add((e.node, i))
-                    out.append(Origin("backward", e.node, e.output, e.op_type, e.tape,
-                                      _slope_cause(op, e.upstream, e.grads[i], i, _UPSTREAM), i))
-                    break
+            if any((e.node, i) not in seen for i in bad):
+                seen.update((e.node, i) for i in bad)
+                ups = [e.upstream] * len(e.grads)
+                out.append(Origin("backward", e.node, e.output, e.op_type, e.tape,
+                                  _every_slope(op, bad, ups, e.grads, lambda i: _UPSTREAM, "gradient"), bad[0]))
         elif kind == "accumulate":
             # a sum of finite gradients that overflowed: its last term and the total before it were finite
             before = totals.get((e.tape, e.tensor))
@@ -325,13 +412,13 @@ def origins(events) -> list:
             if op is None or ("tangent", op.node) in seen or not all(finite(v) for v in (*op.in_values, *e.in_tangents)):
                 continue
             seen.add(("tangent", op.node))
-            found = _nan_of_a_sum(op, e)
-            i = next((k for k, t in enumerate(e.terms) if t is not None and not finite(t)), None)
-            factor = f"the input's tangent {_TANGENTS[i]}" if i is not None and i < len(_TANGENTS) else "the input's tangent"
+            found = _nan_of_a_sum(op, e)  # (an input not followed, or inf + -inf: the sum made the NaN)
             if found is not None:
                 i, cause = found
             else:
-                cause = (_slope_cause(op, e.in_tangents[i], e.terms[i], i, factor) if i is not None
+                bad = _bad_terms(op, e)
+                i = bad[0] if bad else None
+                cause = (_every_slope(op, bad, e.in_tangents, e.terms, _tangent_of, "tangent") if bad
                          else f"{e.op_type}'s tangent rule gave {what(e.tangent)} from finite numbers")
             out.append(Origin("tangent", op.node, e.tensor, e.op_type, e.tape, cause, i))
     return out

@@ -31,7 +31,6 @@ gradient it sends to each input; a tensor reached by two paths *accumulates*
 from __future__ import annotations
 
 
-
 from ... import events as ev
 from ..text import labels as L
 from ..text import words as W
@@ -318,8 +317,6 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                 continue
             folded = e.output in inside
             run = folding.setdefault(node.id, {"recv": [], "lines": [], "totals": {}, "count": 0}) if folded else None
-            if run is None or not run["count"]:
-                board.delta["order"].append([node.id, str(e.step)])
             lines, numbers = rule_lines(op, e, label_of, text, digits)
             for phase in ("backward", "sum"):
                 if (phase, e.node) in origins:
@@ -327,15 +324,18 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                     if run is not None:  # a folded box's step says what its rules found
                         run.setdefault("notes", []).append(lines[-1])
             recv, acc_lines, totals = ([], [], {}) if run is None else (run["recv"], run["lines"], run["totals"])
-            for n, a, row in arrivals(i, e.tape, e.node, book):
-                if n is node:
-                    continue  # inside a folded box: a gradient between its own ops
-                if a.count > 1:  # the earlier terms, when left out, are said to be: "… + c + d = total"
-                    acc_lines.append(f"{shown[n.id]}: reached again, += {text(a.contribution)}: "
-                                     f"{'… + ' if len(row['terms']) > 4 else ''}{' + '.join(row['terms'][-4:])}"
-                                     f" = {text(a.total)}")
-                recv.append(n.id)
-                totals[shown[n.id]] = text(a.total)
+            with _fold.aside(board, run):  # a folded box's changes wait for its one step
+                if run is None or not run["count"]:
+                    board.delta["order"].append([node.id, str(e.step)])
+                for n, a, row in arrivals(i, e.tape, e.node, book):
+                    if n is node:
+                        continue  # inside a folded box: a gradient between its own ops
+                    if a.count > 1:  # the earlier terms, when left out, are said to be: "… + c + d = total"
+                        acc_lines.append(f"{shown[n.id]}: reached again, += {text(a.contribution)}: "
+                                         f"{'… + ' if len(row['terms']) > 4 else ''}"
+                                         f"{' + '.join(row['terms'][-4:])} = {text(a.total)}")
+                    recv.append(n.id)
+                    totals[shown[n.id]] = text(a.total)
             numbers["totals"] = totals
             acc_lines = _window.player_lines(node, e.seq) + acc_lines
             active = [k for k in in_edges.get(node.id, []) if model.edges[k].kind == "data"
@@ -345,7 +345,7 @@ def build_story(events, model: M.GraphModel, title: str | None = None, digits: i
                 run["first"] = run.get("first", e.step)
                 if _fold.run_continues(events, i, node, inside):
                     continue  # its deltas wait for the box's one step
-                folding.pop(node.id)
+                _fold.release(board, folding.pop(node.id))
                 lines = [f"{run['count']} rules of name scope {shown[node.id]} ran, from its output back to its "
                          "inputs", "(collapse=False shows each rule)", *run.get("notes", ())]
                 numbers = {"upstream": None, "local": [], "sent": [], "totals": totals}

@@ -4,6 +4,8 @@ name scope is one forward step and one backward step per run of its rules.
 """
 from __future__ import annotations
 
+import contextlib
+
 from . import graph as M
 
 
@@ -32,6 +34,37 @@ def run_continues(events, i: int, box, inside: dict) -> bool:
         if e.kind in ("gradient_end", "gradient_begin", "gradient_row"):  # a Jacobian's next row: a new pass
             return False
     return False
+
+
+@contextlib.contextmanager
+def aside(board, run):
+    """Write the board's changes into ``run`` (a folded box's run of rules), not into the step being written.
+
+    An outer tape records a rule's ops as they run, and each recording is a step of its own: without this,
+    the first of those steps would show the ``+=`` that the box's earlier rules sent, before the box's one
+    backward step.  :func:`release` puts them into that step.  ``run`` ``None``: the step's own changes.
+    """
+    if run is None:
+        yield
+        return
+    held = run.setdefault("held", {"delta": board._empty(), "added": {}, "settle": {}})
+    outside = board.delta, board.added, board.settle
+    board.delta, board.added, board.settle = held["delta"], held["added"], held["settle"]
+    try:
+        yield
+    finally:
+        board.delta, board.added, board.settle = outside
+
+
+def release(board, run) -> None:
+    """Put what :func:`aside` kept for ``run`` into the board's next step, before that step's own changes."""
+    held = run.pop("held", None)
+    if held is None:
+        return
+    for key, items in held["delta"].items():
+        if isinstance(items, list) and items:
+            board.delta[key][:0] = items
+    board.settle = {**held["settle"], **board.settle}
 
 
 def folded_title(box, shown: str) -> str:
