@@ -141,3 +141,7 @@ def sum_leading(gv, extra: int):
 
 _LEADING = ((), (0,), (0, 1), (0, 1, 2))  # the first axes, as Sum's axis
 
+
+# The rules that always give their gradients (never ``None`` to leave the case to the op-built rule) for
+# floating values: a written-out pass (``_replay``) calls only these.  Power's depends on its record.
+ALWAYS = frozenset({mul, add, pass_on, sub, neg, sin, cos, tanh, sigmoid, square, reduce_sum, reduce_mean, matmul})

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 
-from . import _context, _nest, _ops, _registry, _tape
+from . import _context, _gradient_sums, _nest, _ops, _registry, _tape
 from . import _tensor as _t
 from ._context import LISTENING, emit
 from ._record import Op, make_record
@@ -220,7 +220,7 @@ def _jvp_from_vjp(op, rule, tangents):
                     continue
                 g = g if isinstance(g, Tensor) else _t.convert_to_tensor(g, dtype=t.dtype)
                 if g.shape != shape:
-                    g = _tape._unbroadcast(g, shape, op.type)
+                    g = _gradient_sums.unbroadcast(g, shape, op.type)
                 term = _ops.reduce_sum(g * t)
                 total = term if total is None else total + term
         if total is None:

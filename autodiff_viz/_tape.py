@@ -24,17 +24,16 @@ import warnings
 
 import numpy as _np
 
-from . import _backend, _context, _direct_rules, _nest, _ops, _registry
+from . import _backend, _context, _direct_rules, _nest, _ops, _registry, _replay
+from ._gradient_sums import add as _add, add_values as _add_values, unbroadcast as _unbroadcast
 from . import _tensor as _t
 from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import of_dtype
 from ._record import FLOATING, IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
-from ._shape import broadcast_axes
 from ._backend import _NUMPY_TYPES
 from ._tensor import ResourceVariable, Tensor
 
 _tape_ids = itertools.count(1).__next__
-_ADD = _registry.PRIMITIVES["Add"]
 _ID_OF = operator.attrgetter("_id")
 
 
@@ -202,6 +201,13 @@ class GradientTape:
         not depend on gives ``None`` (or zeros with ``unconnected_gradients='zero'``).
         """
         self._check_usable("gradient")
+        if (output_gradients is None and unconnected_gradients is _NONE and not self._persistent and not ACTIVE[0]
+                and not LISTENING[0] and not self._stops and isinstance(target, Tensor)
+                and (type(sources) is list or type(sources) is tuple)):
+            # A training loop's call: its pass may be written out already (_replay).
+            results = self._written_out(target, sources)
+            if results is not None:
+                return results
         zero = False if unconnected_gradients is _NONE else _unconnected(unconnected_gradients)
         # One tensor, or a list or tuple of them (the common cases), skips the walks over nested structures.
         one_target, one_source = isinstance(target, Tensor), isinstance(sources, Tensor)
@@ -240,6 +246,24 @@ class GradientTape:
         if one_source:
             return results[0]
         return type(sources)(results) if plain else _nest.pack_like(sources, results)
+
+    def _written_out(self, target, sources):
+        """``gradient(target, sources)`` by the pass written out for tapes of this shape, or ``None`` (nothing
+        done: the general pass runs).  Only where that pass would run on values with no outer tape, every
+        source a tensor asked once and every id the tape watches a source (so it reaches what it watches)."""
+        asked = _tensor_ids(sources)
+        if asked is None:
+            return None
+        ids = set(asked)
+        if len(ids) != len(asked) or not self._watched <= ids:
+            return None
+        results = _replay.backward(self._records, self._live, target._id, asked, _one_value(target._value))
+        if results is None:
+            return None
+        self._asked = ((target._id,), asked)
+        self._freed = len(self._records)
+        self._finish(sources, results)
+        return type(sources)(results)
 
     def _finish(self, sources, results):
         if not self._persistent:
@@ -651,21 +675,6 @@ def _floating(t) -> bool:
 _NO_RULES: dict = {}
 
 
-def _add(a, b):
-    # Two gradients of one tensor: never bool, and of one dtype unless a rule got it wrong (then the
-    # public op says so), so the common case runs without the public checks.
-    if a._value.dtype is not b._value.dtype:
-        return _ops.add(a, b)
-    return _t.execute(_ADD, (a, b))
-
-
-def _add_values(a, b):
-    """:func:`_add` on two gradients' values while no tape records: NumPy values of one dtype without an op."""
-    if a.dtype is b.dtype and _NUMPY_TYPES.get(type(b)) is _np:  # (_direct_rules.numpy_value, without the call)
-        return a + b
-    return _add(_t._wrap(a), _t._wrap(b))._value
-
-
 def _seed(grads, counts, tid, g, tape, emitting):
     """A target's starting gradient (added to another's when a target is given twice)."""
     prev = grads.get(tid)
@@ -674,24 +683,6 @@ def _seed(grads, counts, tid, g, tape, emitting):
     counts[tid] = counts.get(tid, 0) + 1
     if emitting:
         emit("accumulate", tape=tape, tensor_id=tid, contribution=g, total=total, count=counts[tid], node=None)
-
-
-def _unbroadcast(g, shape, op_type):
-    """Sum a gradient over the axes its input was broadcast along (with recorded ops)."""
-    gshape = tuple(g._value.shape)
-    extra = len(gshape) - len(shape)
-    if extra < 0:
-        raise ValueError(f"gradient of {op_type} has shape {gshape}, smaller than its input's {shape}")
-    if extra and gshape[extra:] == tuple(shape):  # the common bias case: only leading axes were added
-        return _ops._sum(g, tuple(range(extra)))
-    axes = broadcast_axes(tuple(shape), gshape)
-    if axes is None:
-        raise ValueError(f"gradient of {op_type} has shape {gshape}, which does not broadcast to its input's {shape}")
-    if axes:
-        g = _ops._sum(g, tuple(axes))
-    if tuple(g._value.shape) == tuple(shape):
-        return g
-    return _ops._reshape(g, shape)
 
 
 def _unconnected(value) -> bool:
@@ -714,6 +705,14 @@ def _as_tensors(items, what):
         else:
             out.append(_t.convert_to_tensor(x))
     return out
+
+
+def _tensor_ids(sources) -> tuple | None:
+    """The ids of a list or tuple of tensors, or None where one is something else."""
+    for s in sources:
+        if not isinstance(s, Tensor):
+            return None
+    return tuple(map(_ID_OF, sources))
 
 
 def _tensor_list(sources):
