@@ -36,13 +36,17 @@ immutable function, and a race only writes one pass twice).
 """
 from __future__ import annotations
 
+import operator as _operator
+
 import numpy as _np
 
 from . import _direct_rules, _registry
 from ._gradient_sums import add_values, unbroadcast
 from ._backend import _NUMPY_TYPES
-from ._record import _LET_GO, FLOATING, IN_SHAPES, OUT_DTYPE, PRIM, released
+from ._record import _LET_GO, FLOATING, IN_SHAPES, OUT_DTYPE, PRIM, RULE, released
 from ._tensor import _wrap
+
+_FACTS = _operator.itemgetter(PRIM, IN_SHAPES, OUT_DTYPE, RULE)  # what a pass checks of each record first
 
 _PASSES: dict = {}  # key -> the passes written for it (a few: one key can stand for different tapes)
 _SEEN: dict = {}    # key -> how many times a tape of that key was differentiated without a pass that fits
@@ -100,8 +104,10 @@ def write(records: list, reach, target_id: int, asked: tuple):
     for s in position:  # every source comes into the pass as an input or as a result: else nothing checks it
         if s not in produced and not any(s in rec[1] for rec in records):
             return None
-    env = {"released": released, "LET_GO": _LET_GO, "wrap": _wrap, "fix": _fix, "add": add_values}
-    check = [f"    if len(records) != {n} or len(asked) != {len(asked)}:", "        return None"]
+    env = {"released": released, "LET_GO": _LET_GO, "wrap": _wrap, "fix": _fix, "add": add_values,
+           "sum_leading": _direct_rules.sum_leading, "FACTS": _FACTS}
+    facts = []  # each record's primitive, input shapes, output dtype and own rule: compared in one pass (in C)
+    tests = []  # where each input came from, each source, and that no rule was registered since
     rules = {}  # primitive -> the rule it had when the pass was written
     for k in range(n):
         (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid, saved, output,
@@ -109,8 +115,7 @@ def write(records: list, reach, target_id: int, asked: tuple):
         if own_rule is not None or _registry.DIRECT.get(prim.grad) not in _direct_rules.ALWAYS:
             return None
         rules.setdefault(prim, prim.grad)
-        env[f"P{k}"], env[f"S{k}"], env[f"T{k}"] = prim, in_shapes, out_dtype
-        tests = [f"r{k}[0] is not P{k}", f"r{k}[4] != S{k}", f"r{k}[7] is not T{k}", f"r{k}[12] is not None"]
+        facts.append((prim, in_shapes, out_dtype, None))
         for i, tid in enumerate(in_ids):
             p = produced.get(tid)
             if p is not None and p < k:
@@ -121,22 +126,22 @@ def write(records: list, reach, target_id: int, asked: tuple):
                 tests.append(f"r{k}[1][{i}] in reach")
             else:
                 return None  # watched, not asked: the general pass decides
-        check.append(f"    r{k} = records[{k}]")
-        check.append(f"    if {' or '.join(tests)}:")
-        check.append("        return None")
+    env["EXPECTED"] = tuple(facts)
     for m, (prim, grad) in enumerate(rules.items()):  # a rule registered since: this pass is not its
         env[f"Q{m}"], env[f"G{m}"] = prim, grad
-        check.append(f"    if Q{m}.grad is not G{m}:")
-        check.append("        return None")
-    check.append(f"    if r{produced[target_id]}[2] != target_id:")
-    check.append("        return None")
+        tests.append(f"Q{m}.grad is not G{m}")
+    tests.append(f"r{produced[target_id]}[2] != target_id")
     for s, j in position.items():
         if s in produced:
-            check.append(f"    if asked[{j}] != r{produced[s]}[2]:")
-            check.append("        return None")
+            tests.append(f"asked[{j}] != r{produced[s]}[2]")
         elif s in reach:
-            check.append(f"    if asked[{j}] not in reach:")
-            check.append("        return None")
+            tests.append(f"asked[{j}] not in reach")
+    names = ", ".join(f"r{k}" for k in range(n))
+    check = [f"    if len(records) != {n} or len(asked) != {len(asked)} or tuple(map(FACTS, records)) != EXPECTED:",
+             "        return None",
+             f"    {names}{',' if n == 1 else ''} = records",
+             "    if (" + "\n            or ".join(tests) + "):",
+             "        return None"]
     body = _sweep(records, reach, target_id, asked, position, env)
     source = "def run(records, reach, target_id, asked, seed):\n" + "\n".join(check + body) + "\n"
     exec(compile(source, "<autodiff_viz backward pass>", "exec"), env)  # (the source written just above)
@@ -156,8 +161,10 @@ def _sweep(records, reach, target_id, asked, position, env) -> list:
         var = holds.get(out_id)
         if var is None:  # not on a path from a source to the target
             lines.append(f"    records[{k}] = released(r{k})")
+            lines.append(f"    del r{k}")
             continue
-        if out_id not in position:
+        kept = out_id in position  # (a source's gradient is handed back: the others go once their rule has run)
+        if not kept:
             del holds[out_id]
         pad = "    "
         if var != "seed":  # (a gradient that may not have come: the record is then let go, as in the general pass)
@@ -167,6 +174,8 @@ def _sweep(records, reach, target_id, asked, position, env) -> list:
             pad = "        "
         env[f"R{k}"] = _registry.DIRECT[prim.grad]
         lines.append(f"{pad}o = R{k}(r{k}, {var}, reach)")
+        if not kept:
+            lines.append(f"{pad}{var} = None")  # (memory falls as the pass goes, as in the general pass)
         for i, tid in enumerate(in_ids):
             if tid not in reach:
                 continue
@@ -175,7 +184,15 @@ def _sweep(records, reach, target_id, asked, position, env) -> list:
             shape = in_shapes[i]
             if shape != out_shape:  # (only then can an always-direct rule give another shape: a broadcast operand's)
                 env[f"S{k}_{i}"] = shape
-                lines.append(f"{pad}    if g.shape != S{k}_{i}:")
+                extra = len(out_shape) - len(shape)
+                if extra > 0 and out_shape[extra:] == shape:  # (a bias: the gradient has the output's shape)
+                    env[f"O{k}"] = out_shape
+                    lines.append(f"{pad}    if g.shape == O{k}:")
+                    lines.append(f"{pad}        g = sum_leading(g, {extra})")
+                    lines.append(f"{pad}    elif g.shape != S{k}_{i}:")
+                else:
+                    lines.append(f"{pad}    if g.shape != S{k}_{i}:")
+                env[f"P{k}"] = prim
                 lines.append(f"{pad}        g = fix(g, S{k}_{i}, P{k})")
             have = holds.get(tid)
             if have is None:
@@ -188,6 +205,8 @@ def _sweep(records, reach, target_id, asked, position, env) -> list:
                              f"else add({have}, g)")
         lines.append(f"{pad}if r{k}[10] is not None or r{k}[11] is not None:")
         lines.append(f"{pad}    records[{k}] = r{k}[:10] + LET_GO")
+        lines.append(f"    del r{k}")  # (its saved values go with the record)
+    lines.append("    o = g = None")
     results = ", ".join(f"None if {holds[s]} is None else wrap({holds[s]})" if s in holds else "None" for s in asked)
     lines.append(f"    return [{results}]")
     return lines

@@ -263,7 +263,7 @@ class GradientTape:
         self._asked = ((target._id,), asked)
         self._freed = len(self._records)
         self._finish(sources, results)
-        return type(sources)(results)
+        return results if type(sources) is list else tuple(results)  # (a new list, in the sources' order)
 
     def _finish(self, sources, results):
         if not self._persistent:
@@ -709,10 +709,10 @@ def _as_tensors(items, what):
 
 def _tensor_ids(sources) -> tuple | None:
     """The ids of a list or tuple of tensors, or None where one is something else."""
-    for s in sources:
-        if not isinstance(s, Tensor):
-            return None
-    return tuple(map(_ID_OF, sources))
+    return tuple(map(_ID_OF, sources)) if all(map(_IS_TENSOR, sources)) else None
+
+
+_IS_TENSOR = Tensor.__instancecheck__  # (isinstance(x, Tensor) as a function map can call)
 
 
 def _tensor_list(sources):
