@@ -56,17 +56,29 @@ _LONGEST = 256      # records a pass is written for, at most (its source grows w
 _RETRY = 1024       # a key whose tape could not be written out is tried again after this many more tapes
 
 
-def backward(records: list, reach, target_id: int, asked: tuple, seed):
+def key_of(records: list):
+    """The key a tape's passes are kept under, or ``None`` where no pass will be tried for it now (an empty
+    tape, or a shape that could not be written out lately: the caller skips the rest of its work)."""
+    if not records:
+        return None
+    last = records[-1]
+    key = (len(records), last[PRIM], last[IN_SHAPES])
+    if _SEEN.get(key, 0) < 0 and key not in _PASSES:
+        _SEEN[key] += 1
+        return None
+    return key
+
+
+def backward(key, records: list, reach, target_id: int, asked: tuple, seed):
     """The sources' gradients (tensors, or ``None``: in the order asked) by a written pass, or ``None``
     (then nothing was done).
 
-    ``asked``: the sources' ids in the order asked; ``seed``: the target's starting gradient (its value).
+    ``key``: from :func:`key_of`; ``asked``: the sources' ids in the order asked; ``seed``: the target's
+    starting gradient (its value).
     """
-    n = len(records)
-    if not n or _NUMPY_TYPES.get(type(seed)) is not _np:
+    if _NUMPY_TYPES.get(type(seed)) is not _np:
         return None
-    last = records[-1]
-    key = (n, last[PRIM], last[IN_SHAPES])
+    n = len(records)
     passes = _PASSES.get(key)
     if passes is not None:
         for run in passes:

@@ -202,8 +202,7 @@ class GradientTape:
         """
         self._check_usable("gradient")
         if (output_gradients is None and unconnected_gradients is _NONE and not self._persistent and not ACTIVE[0]
-                and not LISTENING[0] and not self._stops and isinstance(target, Tensor)
-                and (type(sources) is list or type(sources) is tuple)):
+                and not LISTENING[0] and not self._stops and isinstance(target, Tensor)):
             # A training loop's call: its pass may be written out already (_replay).
             results = self._written_out(target, sources)
             if results is not None:
@@ -251,18 +250,29 @@ class GradientTape:
         """``gradient(target, sources)`` by the pass written out for tapes of this shape, or ``None`` (nothing
         done: the general pass runs).  Only where that pass would run on values with no outer tape, every
         source a tensor asked once and every id the tape watches a source (so it reaches what it watches)."""
-        asked = _tensor_ids(sources)
-        if asked is None:
+        key = _replay.key_of(self._records)
+        if key is None:
+            return None
+        one = isinstance(sources, Tensor)
+        if one:
+            asked = (sources._id,)
+        elif type(sources) is list or type(sources) is tuple:
+            asked = _tensor_ids(sources)
+            if asked is None:
+                return None
+        else:
             return None
         ids = set(asked)
         if len(ids) != len(asked) or not self._watched <= ids:
             return None
-        results = _replay.backward(self._records, self._live, target._id, asked, _one_value(target._value))
+        results = _replay.backward(key, self._records, self._live, target._id, asked, _one_value(target._value))
         if results is None:
             return None
         self._asked = ((target._id,), asked)
         self._freed = len(self._records)
-        self._finish(sources, results)
+        self._finish([sources] if one else sources, results)
+        if one:
+            return results[0]
         return results if type(sources) is list else tuple(results)  # (a new list, in the sources' order)
 
     def _finish(self, sources, results):

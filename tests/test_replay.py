@@ -266,3 +266,18 @@ def test_memory_falls_as_the_written_pass_goes_as_in_the_general_pass():
     # Each saved input and each gradient goes once its rule has run: the peak stays a few arrays above the start.
     assert written <= general + 2 * 800_000, (written, general)
     assert written < 6 * 800_000, written
+
+
+def test_one_source_asked_alone_gets_its_tensor_not_a_list():
+    w = ad.Variable(F32([[0.5, -1.0], [2.0, 0.25]]))
+    x = ad.constant(F32([[1.0, 2.0], [3.0, 4.0]]))
+    for _ in range(3):
+        with ad.GradientTape() as tape:
+            loss = ad.reduce_mean(ad.sigmoid(ad.matmul(x, w)))
+        g = tape.gradient(loss, w)
+        with ad.GradientTape(persistent=True) as ref:
+            loss2 = ad.reduce_mean(ad.sigmoid(ad.matmul(x, w)))
+        _same_bits([g], [ref.gradient(loss2, w)])
+    assert isinstance(g, ad.Tensor) and _key(tape) in _replay._PASSES
+    s = 1.0 / (1.0 + np.exp(-(x.numpy() @ w.numpy()).astype(np.float64)))
+    np.testing.assert_allclose(g.numpy(), x.numpy().T @ (s * (1 - s) / 4.0), rtol=2e-5)  # (float32 against float64)
