@@ -143,5 +143,7 @@ _LEADING = ((), (0,), (0, 1), (0, 1, 2))  # the first axes, as Sum's axis
 
 
 # The rules that always give their gradients (never ``None`` to leave the case to the op-built rule) for
-# floating values: a written-out pass (``_replay``) calls only these.  Power's depends on its record.
+# floating values: a written-out pass (``_replay``) calls only these, and those that do whenever their
+# record keeps no output (Power's: it keeps one when the exponent needs a gradient).
 ALWAYS = frozenset({mul, add, pass_on, sub, neg, sin, cos, tanh, sigmoid, square, reduce_sum, reduce_mean, matmul})
+UNLESS_OUTPUT_KEPT = frozenset({power})

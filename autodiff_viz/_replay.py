@@ -19,7 +19,8 @@ memory falls as in the general pass), and is used only where that pass would
 run on values with the direct rules: a non-persistent tape, one target
 seeded with ones, no tape or accumulator active, nobody listening, every id
 the tape watches a source, and only rules that never leave their case to
-the op-built rule (``_direct_rules.ALWAYS``).
+the op-built rule (``_direct_rules.ALWAYS``, and ``UNLESS_OUTPUT_KEPT`` where the record keeps no
+output).
 
 State: process-wide, shared by threads: the written passes by a key of the
 tape's shape, and how often each key was seen (both bounded; a pass is an
@@ -124,8 +125,11 @@ def write(records: list, reach, target_id: int, asked: tuple):
     for k in range(n):
         (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid, saved, output,
          own_rule) = records[k]
-        if own_rule is not None or _registry.DIRECT.get(prim.grad) not in _direct_rules.ALWAYS:
-            return None
+        direct = _registry.DIRECT.get(prim.grad)
+        if own_rule is not None or direct not in _direct_rules.ALWAYS:
+            if own_rule is not None or direct not in _direct_rules.UNLESS_OUTPUT_KEPT or output is not None:
+                return None
+            tests.append(f"r{k}[11] is not None")  # (and none may be kept when the pass runs)
         rules.setdefault(prim, prim.grad)
         facts.append((prim, in_shapes, out_dtype, None))
         for i, tid in enumerate(in_ids):

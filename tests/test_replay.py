@@ -186,13 +186,13 @@ def test_loops_in_two_threads_each_get_their_own_bits():
 # --------------------------------------------------------------------------
 # property: random programs of the ops a pass is written for, run as a loop
 # --------------------------------------------------------------------------
-_UNARY = [ad.sin, ad.cos, ad.tanh, ad.sigmoid, ad.square, lambda t: -t]
+_UNARY = [ad.sin, ad.cos, ad.tanh, ad.sigmoid, ad.square, lambda t: -t, lambda t: t ** 3.0]
 _BINARY = [lambda s, t: s * t, lambda s, t: s + t, lambda s, t: s - t]
 
 
 @st.composite
 def programs(draw):
-    steps = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 5), st.integers(0, 9)), min_size=1,
+    steps = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 6), st.integers(0, 9)), min_size=1,
                           max_size=7))
     end = draw(st.sampled_from(["sum", "mean", "matmul"]))
     x = draw(st.lists(st.floats(-1.5, 1.5), min_size=6, max_size=6))
@@ -281,3 +281,25 @@ def test_one_source_asked_alone_gets_its_tensor_not_a_list():
     assert isinstance(g, ad.Tensor) and _key(tape) in _replay._PASSES
     s = 1.0 / (1.0 + np.exp(-(x.numpy() @ w.numpy()).astype(np.float64)))
     np.testing.assert_allclose(g.numpy(), x.numpy().T @ (s * (1 - s) / 4.0), rtol=2e-5)  # (float32 against float64)
+
+
+def test_a_power_whose_exponent_needs_a_gradient_keeps_to_the_general_pass_and_a_second_derivative_does_not():
+    x, p = ad.Variable(F32([0.5, 2.0])), ad.Variable(F32(3.0))
+    for _ in range(3):
+        _, want = _grads(lambda: ad.reduce_sum(x ** p), [x, p], persistent=True)
+        tape, got = _grads(lambda: ad.reduce_sum(x ** p), [x, p], persistent=False)
+        _same_bits(got, want)
+    assert _key(tape) not in _replay._PASSES  # (Pow keeps its output for p's gradient: its direct rule declines)
+    np.testing.assert_allclose(got[1].numpy(), np.sum(np.log([0.5, 2.0]) * np.array([0.5, 2.0]) ** 3), rtol=1e-6)
+    v = ad.constant(F32([0.3, -1.2, 2.0]))
+    for _ in range(3):  # the diagonal of a Hessian: the outer tape holds the inner pass's ops, Pow among them
+        with ad.GradientTape() as outer:
+            outer.watch(v)
+            with ad.GradientTape() as inner:
+                inner.watch(v)
+                s = ad.reduce_sum(ad.sin(v) * v ** 3.0)
+            g = inner.gradient(s, v)
+        h = outer.gradient(g, v)
+    assert _key(outer) in _replay._PASSES
+    a = v.numpy().astype(np.float64)  # d²/dx² (sin x · x³) = −sin x · x³ + 6 cos x · x² + 6 sin x · x
+    np.testing.assert_allclose(h.numpy(), -np.sin(a) * a ** 3 + 6 * np.cos(a) * a ** 2 + 6 * np.sin(a) * a, rtol=1e-5)
