@@ -8,19 +8,22 @@ tape of that shape is differentiated, its pass is written out once as a
 Python function (straight-line code: each record's direct rule called on
 the upstream value in a local variable, each input's gradient handed to the
 next rule or added up in order) and run from then on.  The function first
-checks that the tape is the one it was written for, record by record: the
-primitive and its rule, the input shapes, the output dtype, and where every
-input came from (an earlier record, a source by its position, or nothing the
-pass reaches).  Any difference, and the general pass runs instead.
+checks that the tape is the one it was written for: every record's
+primitive, input shapes, output dtype and own rule (in one pass), then where
+every input came from (an earlier record, a source by its position, or
+nothing the pass reaches) and that no primitive's rule was replaced since.
+Any difference, and the general pass runs instead.
 
 It computes exactly what the general pass computes, in the same order (the
-bits are the same), releases each record's saved values as its rule runs (so
-memory falls as in the general pass), and is used only where that pass would
-run on values with the direct rules: a non-persistent tape, one target
-seeded with ones, no tape or accumulator active, nobody listening, every id
-the tape watches a source, and only rules that never leave their case to
-the op-built rule (``_direct_rules.ALWAYS``, and ``UNLESS_OUTPUT_KEPT`` where the record keeps no
-output).
+bits are the same), lets each record's saved values and each gradient go
+once its rule has run (so memory falls as in the general pass), and is used
+only where that pass would run on values with the direct rules: a
+non-persistent tape, ``gradient(target, sources)`` with one target and
+sources a tensor or a list or tuple of them asked once, no tape or
+accumulator active, nobody listening, every id the tape watches a source,
+and only rules that never leave their case to the op-built rule
+(``_direct_rules.ALWAYS``; ``UNLESS_OUTPUT_KEPT`` where the record keeps no
+output).  The pass's source is kept as its ``source`` attribute.
 
 State: process-wide, shared by threads: the written passes by a key of the
 tape's shape, and how often each key was seen (both bounded; a pass is an
@@ -64,8 +67,9 @@ def key_of(records: list):
         return None
     last = records[-1]
     key = (len(records), last[PRIM], last[IN_SHAPES])
-    if _SEEN.get(key, 0) < 0 and key not in _PASSES:
-        _SEEN[key] += 1
+    seen = _SEEN.get(key, 0)
+    if seen < 0 and key not in _PASSES:
+        _SEEN[key] = seen + 1  # (a get and a set: another thread may have emptied the dict in between)
         return None
     return key
 
