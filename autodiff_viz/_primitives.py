@@ -262,8 +262,15 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _TWO_OVER_SQRT_PI = 2.0 / _math.sqrt(_math.pi)
 
 
-def _erf_slope(x):
-    return _TWO_OVER_SQRT_PI * o.exp(-o.square(x))
+# The gradients of Log, Log1p, Tan, Erf and Softplus are computed as TF's (math_grad.py, its SoftplusGrad
+# kernel): g · (1/x), not g / x, and so on, so the last digit is TF's; their tangent rules likewise (TF
+# transposes the gradient rule, so a tangent takes the upstream's place).
+def _erf_times(g, x):
+    return (g * _TWO_OVER_SQRT_PI) * o.exp(-o.square(x))
+
+
+def _softplus_grad(g, x):
+    return g / (o.exp(-x) + 1.0)
 
 
 def _erf(xp, x):
@@ -604,17 +611,17 @@ defop("FloorMod", lambda xp, x, y: xp.remainder(x, _nonzero_divisor(xp, y)),
       jvp=lambda op, t: t[0] - t[1] * o.floordiv(op.inputs[0], op.inputs[1]),
       show=('a mod b = a − ⌊a / b⌋·b', '1', '−⌊a / b⌋'))
 # Transcendental
-defop("Erf",      _erf,                                          lambda op, g: (g * _erf_slope(op.inputs[0]),), save="all",
-      jvp=lambda op, t: t[0] * _erf_slope(op.inputs[0]),
+defop("Erf",      _erf,                                          lambda op, g: (_erf_times(g, op.inputs[0]),), save="all",
+      jvp=lambda op, t: _erf_times(t[0], op.inputs[0]),
       show=('erf(a)', '(2/√π)·exp(−a²)'))
 defop("Exp",      lambda xp, x: xp.exp(x),                       lambda op, g: (g * op.outputs[0],), save_output=True,
       jvp=lambda op, t: t[0] * op.outputs[0],
       show=('exp(a)', 'exp(a)'))
-defop("Log",      lambda xp, x: xp.log(x),                       lambda op, g: (g / op.inputs[0],), save="all",
-      jvp=lambda op, t: t[0] / op.inputs[0],
+defop("Log",      lambda xp, x: xp.log(x),                       lambda op, g: (g * o.reciprocal(op.inputs[0]),), save="all",
+      jvp=lambda op, t: t[0] * o.reciprocal(op.inputs[0]),
       show=('log(a)', '1/a'))
-defop("Log1p",    lambda xp, x: xp.log1p(x),                     lambda op, g: (g / (1.0 + op.inputs[0]),), save="all",
-      jvp=lambda op, t: t[0] / (1.0 + op.inputs[0]),
+defop("Log1p",    lambda xp, x: xp.log1p(x),                     lambda op, g: (g * o.reciprocal(1.0 + op.inputs[0]),), save="all",
+      jvp=lambda op, t: t[0] * o.reciprocal(1.0 + op.inputs[0]),
       show=('log(1 + a)', '1/(1 + a)'))
 defop("Sin",      lambda xp, x: xp.sin(x),                       lambda op, g: (o._mul(g, o.cos(op.inputs[0])),), save="all",
       jvp=lambda op, t: t[0] * o.cos(op.inputs[0]),
@@ -628,8 +635,8 @@ defop("Sinh",     lambda xp, x: xp.sinh(x),                      lambda op, g: (
 defop("Cosh",     lambda xp, x: xp.cosh(x),                      lambda op, g: (g * mo.sinh(op.inputs[0]),), save="all",
       jvp=lambda op, t: t[0] * mo.sinh(op.inputs[0]),
       show=('cosh(a)', 'sinh(a)'))
-defop("Tan",      lambda xp, x: xp.tan(x),                       lambda op, g: (g / o.square(o.cos(op.inputs[0])),), save="all",
-      jvp=lambda op, t: t[0] / o.square(o.cos(op.inputs[0])),
+defop("Tan",      lambda xp, x: xp.tan(x),                       lambda op, g: (g * o.square(o.reciprocal(o.cos(op.inputs[0]))),),
+      save="all", jvp=lambda op, t: t[0] * o.square(o.reciprocal(o.cos(op.inputs[0]))),
       show=('tan(a)', '1/cos²(a)'))
 defop("Tanh",     lambda xp, x: xp.tanh(x),                      lambda op, g: (o._tanh_grad(op.outputs[0], g),), save_output=True,
       jvp=lambda op, t: o._tanh_grad(op.outputs[0], t[0]),
@@ -692,8 +699,8 @@ defop("Softsign", lambda xp, x: x / (1 + xp.abs(x)),
       lambda op, g: (g / o.square(1.0 + o.abs(op.inputs[0])),), save="all",
       jvp=lambda op, t: t[0] / o.square(1.0 + o.abs(op.inputs[0])),
       show=('a / (1 + |a|)', '1 / (1 + |a|)²'))
-defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g: (g * o.sigmoid(op.inputs[0]),), save="all",
-      jvp=lambda op, t: t[0] * o.sigmoid(op.inputs[0]),
+defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g: (_softplus_grad(g, op.inputs[0]),),
+      save="all", jvp=lambda op, t: _softplus_grad(t[0], op.inputs[0]),
       show=('log(1 + exp(a))', 'σ(a)'))
 defop("Softmax",  _softmax,                                      _softmax_grad, save_output=True,
       jvp=lambda op, t: (t[0] - o.reduce_sum(t[0] * op.outputs[0], axis=op.attrs["axis"], keepdims=True)) * op.outputs[0],
