@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .graph import NUMPY, OP, SCOPE, SKIPPED, Edge, GraphModel, Node
+from .graph import CONSTANT, NUMPY, OP, SCOPE, SKIPPED, Edge, GraphModel, Node
 from .path import _restrict
 
 
@@ -29,7 +29,28 @@ def _collapse(model: GraphModel, collapse):
                                         scope=fold.rsplit("/", 1)[0] if "/" in fold else "",
                                         backward_of=first.backward_of,
                                         notes=(f"This box folds the ops of name scope {fold}.",))
-    _fold(model, box_of)
+    _fold(model, box_of, joins=_own_constants(model, box_of))
+
+
+def _own_constants(model: GraphModel, box_of) -> dict:
+    """``{constant id: box key}`` for each constant that only ops of one box read: it is part of what that
+    box computes, so it folds into it.  A constant read by two boxes, or by an op left unfolded, stays its
+    own box, and so does the seed of a backward pass (a source or target is never a constant here)."""
+    key_of = {}
+    for n in model.nodes:
+        found = box_of(n)
+        if found is not None:
+            key_of[n.id] = (found[0], n.backward_of)
+    readers: dict[int, set] = {}
+    for e in model.edges:
+        readers.setdefault(e.src, set()).add(key_of.get(e.dst))
+    joins = {}
+    for n in model.nodes:
+        keys = readers.get(n.id)
+        if n.kind == CONSTANT and n.role is None and n.seed_of is None and keys and len(keys) == 1 \
+                and None not in keys:
+            joins[n.id] = next(iter(keys))
+    return joins
 
 
 def fold_middle(model: GraphModel, keep: int, note: str) -> int:
@@ -74,11 +95,13 @@ def _middle(model: GraphModel, head: int, tail: int) -> set:
     return {node.id for node in model.nodes[head:tail] if node.id in fed or node.id not in read_early}
 
 
-def _fold(model: GraphModel, box_of, keep_backward=True):
+def _fold(model: GraphModel, box_of, keep_backward=True, joins=None):
     """Fold nodes into boxes: ``box_of(node)`` is ``None`` or ``(key, make_box)``, ``make_box(first)`` making
     the box from the first node it folds; one box per key (and per
     backward pass, with ``keep_backward``).  A box counts the ops it holds; leaves fold in uncounted.
-    Edges through a box merge (``Edge.count``).  Linear in the size of the graph."""
+    ``joins``: ``{leaf id: full box key}``, leaves that join a box its ops make (never making one: the box
+    stays where its first op was).  Edges through a box merge (``Edge.count``).  Linear in the size of
+    the graph."""
     boxes: dict[tuple, Node] = {}
     members: dict[int, list] = {}   # box id -> ids of the ops it folds
     folds: dict[int, list] = {}     # box id -> their outputs' tensor ids (a tuple grown op by op is quadratic)
@@ -88,7 +111,12 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
     new_nodes = []
     dimmed = {n.id for n in model.nodes if n.dimmed}  # (by id: after an earlier fold ids are not positions)
     any_dimmed = bool(dimmed)
+    joins = joins or {}
+    joining = []
     for n in model.nodes:
+        if n.id in joins:
+            joining.append(n)
+            continue
         found = box_of(n)
         if found is None:
             new_nodes.append(n)
@@ -114,7 +142,16 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         box.shape, box.dtype, box.value = n.shape, n.dtype, n.value   # the scope's last output
         if n.grads:
             last_grads[box.id] = n
+    held: dict[int, int] = {}  # box id -> the constants that joined it
+    for n in joining:
+        box = boxes[joins[n.id]]  # (one of its readers made it)
+        owner[n.id] = box.id
+        box.nonfinite = box.nonfinite or n.nonfinite
+        held[box.id] = held.get(box.id, 0) + 1
     for box in boxes.values():
+        if box.id in held:
+            count = held[box.id]
+            box.note(f"It holds the {count} constant{'s' if count > 1 else ''} only its ops read.")
         box.members, box.folds = tuple(members[box.id]), tuple(folds[box.id])
         box.tapes = tuple(tapes[box.id])
         if box.id in last_grads:
