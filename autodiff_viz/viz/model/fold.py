@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ... import events as ev
 from .graph import CONSTANT, NUMPY, OP, SCOPE, SKIPPED, Edge, GraphModel, Node
 from .path import _restrict
 
@@ -151,7 +152,7 @@ def _fold(model: GraphModel, box_of, keep_backward=True, joins=None):
     for box in boxes.values():
         if box.id in held:
             count = held[box.id]
-            box.note(f"It holds the {count} constant{'s' if count > 1 else ''} only its ops read.")
+            box.note(f"It also holds {count} constant{'s' if count > 1 else ''} that only its ops read.")
         box.members, box.folds = tuple(members[box.id]), tuple(folds[box.id])
         box.tapes = tuple(tapes[box.id])
         if box.id in last_grads:
@@ -159,22 +160,46 @@ def _fold(model: GraphModel, box_of, keep_backward=True, joins=None):
         box.dimmed = not box.on_path and box.role is None and any_dimmed and \
             all(m in dimmed for m in box.members)
     merged: dict[tuple, Edge] = {}
+    first: dict[tuple, Edge] = {}   # merged arrow -> the first edge it stands for
+    more: dict[tuple, list] = {}    # ... and the others, where it stands for more than one
     edges = []
     for e in model.edges:
         src, dst = owner.get(e.src, e.src), owner.get(e.dst, e.dst)
         if src == dst:
             continue
         key = (src, dst, e.kind)
-        if src != e.src or dst != e.dst:
+        if e.src in owner or e.dst in owner:  # (not ``src != e.src``: a box has its first node's id)
             m = merged.get(key)
             if m is not None:
                 m.count += 1
                 m.on_path = m.on_path or e.on_path
                 m.dimmed = m.dimmed and e.dimmed
+                more.setdefault(key, []).append(e)
                 continue
+            first[key] = e
             e = dataclasses.replace(e, src=src, dst=dst, grads=dict(e.grads))
             merged[key] = e
         edges.append(e)
+    for key, rest in more.items():
+        _sum_grads(merged[key], [first[key], *rest])
     model.nodes = new_nodes
     model.edges = edges
     _restrict(model, {n.id for n in new_nodes})
+
+
+
+def _sum_grads(m: Edge, group: list) -> None:
+    """The gradients of arrow ``m``, which merges the edges ``group``, per gradient call: their sum where
+    all leave one tensor (a box that reads ``x`` twice sends ``x`` both terms); none where they leave
+    several (no sum of those is a tensor's gradient), or where a summary cannot give the sum (a large
+    tensor keeps only its first values): left out, never guessed."""
+    shown = next((k for k, g in m.grads.items() if g is m.grad), None)
+    m.grads = {}
+    if len({e.src for e in group}) == 1:
+        for key in dict.fromkeys(k for e in group for k in e.grads):
+            sent = [e.grads[key] for e in group if e.grads.get(key) is not None]
+            if len(sent) < 2:
+                m.grads[key] = sent[0] if sent else None  # (None: nothing sent along any of them)
+            elif all(g.complete and g.shape == sent[0].shape for g in sent):
+                m.grads[key] = ev.summarize(sum(g.array() for g in sent))._replace(dtype=sent[0].dtype)
+    m.grad = m.grads.get(shown)
