@@ -223,8 +223,8 @@ def run(prog):
 # ---------------------------------------------------------------------------
 # The checks
 # ---------------------------------------------------------------------------
-def check_player(tr, results):
-    story = build_story(tr.events, build(tr.events, subscripts=True))
+def check_player(tr, results, collapse=False):
+    story = build_story(tr.events, build(tr.events, subscripts=True, collapse=collapse))
     sums = 0
     done = []
     boxes = None

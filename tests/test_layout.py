@@ -327,18 +327,21 @@ def test_a_loaded_trace_with_one_op_of_many_inputs_finishes_every_view():
 def test_collapsed_scopes_past_the_budget_fold_in_the_middle_without_a_cycle():
     # A folded name scope sits where its first op was and the constants it reads come after it:
     # folding a run of ids (or of positions) put a scope and its constants on both sides of the
-    # fold, and the layout refused the cycle.
+    # fold, and the layout refused the cycle.  Each constant is read by two scopes, so it stays its
+    # own box (a constant only one scope reads folds into it): 5,000 constants, 200 scopes and x.
     x = ad.constant(1.0)
+    shared = [[ad.constant(1.0 + 1e-4 * j) for j in range(50)] for _ in range(100)]
     with ad.trace():
         with ad.GradientTape() as tape:
             tape.watch(x)
             y = x
-            for block in range(120):
+            for block in range(200):
                 with ad.name_scope(f"block{block}"):
-                    for _ in range(50):
-                        y = y * 1.001
+                    for c in shared[block // 2]:
+                        y = y * c
         tape.gradient(y, x)
     m = viz.graph(tape, collapse=True).model
+    assert int(re.search(r"([\d,]+) boxes and", m.remarks[-1]).group(1).replace(",", "")) == 5_000 + 200 + 1
     total = int(re.search(r"([\d,]+) boxes and", m.remarks[-1]).group(1).replace(",", ""))
     box = next(n for n in m.nodes if n.label.endswith("boxes folded"))
     assert int(box.label.split()[0].replace(",", "")) == total - (len(m.nodes) - 1)  # the count is what went

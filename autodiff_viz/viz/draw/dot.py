@@ -421,10 +421,8 @@ class _Writer:
         if e.broken:
             color, width, style = LOOKS["broken"].border, 3.0, "dashed"
             attrs.append(f'label=<<font color="{color}"><b>✗ path breaks</b></font>>')
-        elif e.count > 1:
-            attrs.append(f'label="×{e.count}"')
         elif self.values and e.grad is not None and e.on_path and e.grad.size <= EDGE_LABEL_MAX:
-            self.edge_labels = True
+            self.edge_labels, times = True, f'<font color="{GREY}"> ×{e.count}</font>' if e.count > 1 else ""
             key = next((k for k, g in e.grads.items() if g is e.grad), None)
             who = f"{self.call_tag(key)} " if self.many_grads and key is not None else ""
             sent = fmt_value(e.grad, self.digits)  # the boxes' precision: one rule for every number drawn
@@ -432,7 +430,9 @@ class _Writer:
             text = f"∂ {who}{esc(sent, L.TITLE_LIMIT)}"
             if not finite(e.grad):  # NaN and inf in their own look, as in the boxes
                 text = f'<font color="{_look.NONFINITE_TEXT}"><b>{text}</b></font>'
-            attrs.append(f'label=<<font color="{_look.GRADIENT}">{text}</font>>')
+            attrs.append(f'label=<<font color="{_look.GRADIENT}">{text}</font>{times}>')  # ×n: n edges' sum
+        elif e.count > 1:
+            attrs.append(f'label="×{e.count}"')
         attrs += [f'color="{color}"', f"penwidth={width}"]
         if style != "solid":
             attrs.append(f"style={style}")

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from .graph import NUMPY, OP, SCOPE, SKIPPED, Edge, GraphModel, Node
+from ... import events as ev
+from .graph import CONSTANT, NUMPY, OP, SCOPE, SKIPPED, Edge, GraphModel, Node
 from .path import _restrict
 
 
@@ -29,7 +30,28 @@ def _collapse(model: GraphModel, collapse):
                                         scope=fold.rsplit("/", 1)[0] if "/" in fold else "",
                                         backward_of=first.backward_of,
                                         notes=(f"This box folds the ops of name scope {fold}.",))
-    _fold(model, box_of)
+    _fold(model, box_of, joins=_own_constants(model, box_of))
+
+
+def _own_constants(model: GraphModel, box_of) -> dict:
+    """``{constant id: box key}`` for each constant that only ops of one box read: it is part of what that
+    box computes, so it folds into it.  A constant read by two boxes, or by an op left unfolded, stays its
+    own box, and so does the seed of a backward pass (a source or target is never a constant here)."""
+    key_of = {}
+    for n in model.nodes:
+        found = box_of(n)
+        if found is not None:
+            key_of[n.id] = (found[0], n.backward_of)
+    readers: dict[int, set] = {}
+    for e in model.edges:
+        readers.setdefault(e.src, set()).add(key_of.get(e.dst))
+    joins = {}
+    for n in model.nodes:
+        keys = readers.get(n.id)
+        if n.kind == CONSTANT and n.role is None and n.seed_of is None and keys and len(keys) == 1 \
+                and None not in keys:
+            joins[n.id] = next(iter(keys))
+    return joins
 
 
 def fold_middle(model: GraphModel, keep: int, note: str) -> int:
@@ -74,11 +96,13 @@ def _middle(model: GraphModel, head: int, tail: int) -> set:
     return {node.id for node in model.nodes[head:tail] if node.id in fed or node.id not in read_early}
 
 
-def _fold(model: GraphModel, box_of, keep_backward=True):
+def _fold(model: GraphModel, box_of, keep_backward=True, joins=None):
     """Fold nodes into boxes: ``box_of(node)`` is ``None`` or ``(key, make_box)``, ``make_box(first)`` making
     the box from the first node it folds; one box per key (and per
     backward pass, with ``keep_backward``).  A box counts the ops it holds; leaves fold in uncounted.
-    Edges through a box merge (``Edge.count``).  Linear in the size of the graph."""
+    ``joins``: ``{leaf id: full box key}``, leaves that join a box its ops make (never making one: the box
+    stays where its first op was).  Edges through a box merge (``Edge.count``).  Linear in the size of
+    the graph."""
     boxes: dict[tuple, Node] = {}
     members: dict[int, list] = {}   # box id -> ids of the ops it folds
     folds: dict[int, list] = {}     # box id -> their outputs' tensor ids (a tuple grown op by op is quadratic)
@@ -88,7 +112,12 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
     new_nodes = []
     dimmed = {n.id for n in model.nodes if n.dimmed}  # (by id: after an earlier fold ids are not positions)
     any_dimmed = bool(dimmed)
+    joins = joins or {}
+    joining = []
     for n in model.nodes:
+        if n.id in joins:
+            joining.append(n)
+            continue
         found = box_of(n)
         if found is None:
             new_nodes.append(n)
@@ -114,7 +143,16 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         box.shape, box.dtype, box.value = n.shape, n.dtype, n.value   # the scope's last output
         if n.grads:
             last_grads[box.id] = n
+    held: dict[int, int] = {}  # box id -> the constants that joined it
+    for n in joining:
+        box = boxes[joins[n.id]]  # (one of its readers made it)
+        owner[n.id] = box.id
+        box.nonfinite = box.nonfinite or n.nonfinite
+        held[box.id] = held.get(box.id, 0) + 1
     for box in boxes.values():
+        if box.id in held:
+            count = held[box.id]
+            box.note(f"It also holds {count} constant{'s' if count > 1 else ''} that only its ops read.")
         box.members, box.folds = tuple(members[box.id]), tuple(folds[box.id])
         box.tapes = tuple(tapes[box.id])
         if box.id in last_grads:
@@ -122,22 +160,46 @@ def _fold(model: GraphModel, box_of, keep_backward=True):
         box.dimmed = not box.on_path and box.role is None and any_dimmed and \
             all(m in dimmed for m in box.members)
     merged: dict[tuple, Edge] = {}
+    first: dict[tuple, Edge] = {}   # merged arrow -> the first edge it stands for
+    more: dict[tuple, list] = {}    # ... and the others, where it stands for more than one
     edges = []
     for e in model.edges:
         src, dst = owner.get(e.src, e.src), owner.get(e.dst, e.dst)
         if src == dst:
             continue
         key = (src, dst, e.kind)
-        if src != e.src or dst != e.dst:
+        if e.src in owner or e.dst in owner:  # (not ``src != e.src``: a box has its first node's id)
             m = merged.get(key)
             if m is not None:
                 m.count += 1
                 m.on_path = m.on_path or e.on_path
                 m.dimmed = m.dimmed and e.dimmed
+                more.setdefault(key, []).append(e)
                 continue
+            first[key] = e
             e = dataclasses.replace(e, src=src, dst=dst, grads=dict(e.grads))
             merged[key] = e
         edges.append(e)
+    for key, rest in more.items():
+        _sum_grads(merged[key], [first[key], *rest])
     model.nodes = new_nodes
     model.edges = edges
     _restrict(model, {n.id for n in new_nodes})
+
+
+
+def _sum_grads(m: Edge, group: list) -> None:
+    """The gradients of arrow ``m``, which merges the edges ``group``, per gradient call: their sum where
+    all leave one tensor (a box that reads ``x`` twice sends ``x`` both terms); none where they leave
+    several (no sum of those is a tensor's gradient), or where a summary cannot give the sum (a large
+    tensor keeps only its first values): left out, never guessed."""
+    shown = next((k for k, g in m.grads.items() if g is m.grad), None)
+    m.grads = {}
+    if len({e.src for e in group}) == 1:
+        for key in dict.fromkeys(k for e in group for k in e.grads):
+            sent = [e.grads[key] for e in group if e.grads.get(key) is not None]
+            if len(sent) < 2:
+                m.grads[key] = sent[0] if sent else None  # (None: nothing sent along any of them)
+            elif all(g.complete and g.shape == sent[0].shape for g in sent):
+                m.grads[key] = ev.summarize(sum(g.array() for g in sent))._replace(dtype=sent[0].dtype)
+    m.grad = m.grads.get(shown)
