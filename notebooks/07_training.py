@@ -200,10 +200,9 @@ assert "MatMul" in ad.viz.graph(tr_step).source
 g
 
 # %% [markdown]
-# *Picture description:* two boxes, one per Dense layer (each folding its `MatMul`, `Add` and, for the hidden layer,
-# `Tanh`; the input batch, a constant only the first layer reads, is folded into its box), with the kernels and
-# biases as inputs carrying their gradients; then `Sub`, which also reads the target batch, `Square` and `Mean` give
-# the loss.
+# *Picture description:* the input batch flows through two boxes, one per Dense layer (each folding its `MatMul`,
+# `Add` and, for the hidden layer, `Tanh`), with the kernels and biases as inputs carrying their gradients; then
+# `Sub`, `Square` and `Mean` give the loss.
 #
 # ## A trap with `watch_accessed_variables=False`
 #

@@ -248,3 +248,21 @@ def test_a_constant_folds_exactly_when_one_scope_reads_it(readers):
     sent = [float(e.grad.array()) for e in m.consumers_of(xn.id)]
     assert sorted(sent) == pytest.approx(sorted(products.values()))
     assert float(xn.grad.array()) == pytest.approx(sum(sent))
+
+
+def test_an_array_of_data_read_by_one_scope_stays_in_the_picture():
+    # A model's input batch is a constant that only its first layer reads: where the data comes in stays drawn,
+    # while that layer's one-number constants (a scale) fold into its box.
+    x = ad.constant([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    w = ad.Variable([[1.0, 0.0], [0.0, 1.0]], name="w")
+    with ad.trace() as tr:
+        with ad.GradientTape() as tape:
+            with ad.name_scope("layer"):
+                h = ad.matmul(x, w) * ad.constant(0.5)
+            loss = ad.reduce_sum(h)
+        tape.gradient(loss, w)
+    folded = ad.viz.graph(tr, collapse=True).model
+    assert _kinds(folded) == {"variable": 1, "constant": 1, "scope": 1, "op": 1}
+    (data,) = [n for n in folded.nodes if n.kind == "constant"]
+    (box,) = [n for n in folded.nodes if n.kind == "scope"]
+    assert tuple(data.shape) == (3, 2) and any(e.src == data.id and e.dst == box.id for e in folded.edges)

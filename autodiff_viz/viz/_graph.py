@@ -298,7 +298,7 @@ def graph(source, target=None, sources=None, *, tape=None, collapse=False, prune
     range raises ``IndexError`` naming the calls there are.  ``tape``: with a trace, only what this
     tape (a ``GradientTape`` or its number ``T1``, ``T2``... as ``1``, ``2``)
     recorded.  ``collapse``: ``True`` folds every name scope (and Module) into
-    one box, with the constants only its ops read; a list folds only those scopes.  ``mark``: tensors (or
+    one box, with the one-number constants only its ops read; a list folds only those scopes.  ``mark``: tensors (or
     ``{tensor: note}``) to draw as where something goes wrong, in bold
     vermillion with the note beside; ``mark_legend`` says in the legend what
     a mark means (default: where the gradient path breaks).

@@ -1,6 +1,8 @@
 """Folding: a name scope (or a Module) drawn as one box, and the middle of a graph too large to lay out."""
 from __future__ import annotations
 
+import math as _math
+
 import dataclasses
 
 from ... import events as ev
@@ -34,9 +36,11 @@ def _collapse(model: GraphModel, collapse):
 
 
 def _own_constants(model: GraphModel, box_of) -> dict:
-    """``{constant id: box key}`` for each constant that only ops of one box read: it is part of what that
-    box computes, so it folds into it.  A constant read by two boxes, or by an op left unfolded, stays its
-    own box, and so does the seed of a backward pass (a source or target is never a constant here)."""
+    """``{constant id: box key}`` for each one-number constant that only ops of one box read: it is part of
+    what that box computes (a scale, an offset, an exponent), so it folds into it.  A constant read by two
+    boxes, or by an op left unfolded, stays its own box, and so does the seed of a backward pass (a source
+    or target is never a constant here) and any array of data: where a model's inputs come in stays in
+    the picture."""
     key_of = {}
     for n in model.nodes:
         found = box_of(n)
@@ -49,7 +53,7 @@ def _own_constants(model: GraphModel, box_of) -> dict:
     for n in model.nodes:
         keys = readers.get(n.id)
         if n.kind == CONSTANT and n.role is None and n.seed_of is None and keys and len(keys) == 1 \
-                and None not in keys:
+                and None not in keys and _math.prod(n.shape) == 1:
             joins[n.id] = next(iter(keys))
     return joins
 
