@@ -147,6 +147,19 @@ def _log_softmax_grad(op, g):
     return (g - o.exp(y) * o.reduce_sum(g, axis=axis, keepdims=True),)
 
 
+def _softmax_jvp(op, t):
+    # TF transposes _softmax_grad: ṫ·s − Σ(ṫ·s)·s, not (ṫ − Σ(ṫ·s))·s, so the last digit is TF's
+    y, axis = op.outputs[0], op.attrs["axis"]
+    ts = t[0] * y
+    return ts - o.reduce_sum(ts, axis=axis, keepdims=True) * y
+
+
+def _sigmoid_grad_grad(u, y, b):
+    # TF's _SigmoidGradGrad: gb − 2·gb·y with gb = u·b (not u·b·(1 − 2y): another rounding)
+    gb = u * b
+    return gb - (2.0 * gb) * y
+
+
 def _minmax_grad(pick_x):
     def rule(op, g):
         x, y = op.inputs
@@ -259,6 +272,9 @@ def _einsum_jvp(op, t):
 # Elementwise helpers so the forward stays in the array namespace.
 _SELU_SCALE = 1.0507009873554804934193349852946
 _SELU_ALPHA = 1.6732632423543772848170429916717
+# SeluGrad's own constant (relu_op_functor.h): in float64 it is one unit in the last place above
+# _SELU_SCALE * _SELU_ALPHA as Python multiplies them.
+_SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
 _TWO_OVER_SQRT_PI = 2.0 / _math.sqrt(_math.pi)
 
 
@@ -575,7 +591,7 @@ defop("ReciprocalGrad", lambda xp, y, g: _reciprocal_grad(xp, y, g),
 # Fused as in TF, and like TF's kernel a zero upstream gives 0, never 0/0:
 # ``where(x > 0, sqrt(x), 0)`` has a finite gradient at x <= 0.  (y: sqrt's output.)
 defop("SqrtGrad", lambda xp, y, g: 0.5 * g / xp.where(g == 0, xp.ones_like(y), y),
-      lambda op, u: (None if op.outputs[0] is None else -(u / op.inputs[0]) * op.outputs[0], 0.5 * u / op.inputs[0]),
+      lambda op, u: (None if op.outputs[0] is None else -(u / op.inputs[0]) * op.outputs[0], 0.5 * (u / op.inputs[0])),
       save={0: (0, 1)}, save_output=(0,),
       jvp=lambda op, t: (0.5 * t[1] - t[0] * op.outputs[0]) / op.inputs[0],
       show=('b / (2a)   (a = √x, b: upstream)', '−b/(2a²)', '1/(2a)'))
@@ -584,7 +600,7 @@ defop("Pow",      kn.power,                                          _pow_grad, 
       direct=dr.power, show=('a^b', 'b·a^(b−1)', 'a^b·ln a'))
 defop("SquaredDifference", lambda xp, x, y: xp.square(x - y),
       lambda op, g: ((2.0 * g) * (op.inputs[0] - op.inputs[1]), (-2.0 * g) * (op.inputs[0] - op.inputs[1])), save="all",
-      jvp=lambda op, t: (2.0 * (op.inputs[0] - op.inputs[1])) * (t[0] - t[1]),
+      jvp=lambda op, t: 2.0 * ((t[0] - t[1]) * (op.inputs[0] - op.inputs[1])),
       show=('(a − b)²', '2(a − b)', '−2(a − b)'))
 defop("Maximum",  lambda xp, x, y: xp.maximum(x, y),             _minmax_grad(lambda x, y: o.greater_equal(x, y)), save="all",
       jvp=lambda op, t: o.where(o.greater_equal(op.inputs[0], op.inputs[1]), t[0], t[1]),
@@ -650,12 +666,12 @@ defop("Sigmoid",  _sigmoid,                                      lambda op, g: (
 defop("TanhGrad", kn.tanh_grad,
       lambda op, u: (None if op.inputs[1] is None else -2.0 * u * op.inputs[1] * op.inputs[0],
                      o._tanh_grad(op.inputs[0], u)), save={0: (0, 1), 1: (0,)},
-      jvp=lambda op, t: o._tanh_grad(op.inputs[0], t[1]) - 2.0 * op.inputs[1] * op.inputs[0] * t[0],
+      jvp=lambda op, t: o._tanh_grad(op.inputs[0], t[1]) + ((t[0] * op.inputs[0]) * op.inputs[1]) * -2.0,
       show=('b·(1 − a²)   (a = tanh(x), b: upstream)', '−2ab', '1 − a²'))
 defop("SigmoidGrad", kn.sigmoid_grad,
-      lambda op, u: (None if op.inputs[1] is None else u * op.inputs[1] * (1.0 - 2.0 * op.inputs[0]),
+      lambda op, u: (None if op.inputs[1] is None else _sigmoid_grad_grad(u, op.inputs[0], op.inputs[1]),
                      o._sigmoid_grad(op.inputs[0], u)), save={0: (0, 1), 1: (0,)},
-      jvp=lambda op, t: o._sigmoid_grad(op.inputs[0], t[1]) + op.inputs[1] * (1.0 - 2.0 * op.inputs[0]) * t[0],
+      jvp=lambda op, t: o._sigmoid_grad(op.inputs[0], t[1]) + (t[0] - 2.0 * (t[0] * op.inputs[0])) * op.inputs[1],
       show=('b·a·(1 − a)   (a = σ(x), b: upstream)', 'b·(1 − 2a)', 'a·(1 − a)'))
 # Neural-network
 defop("Relu",     lambda xp, x: xp.maximum(x, 0),
@@ -690,9 +706,9 @@ defop("Elu",      lambda xp, x: xp.where(x > 0, x, xp.expm1(xp.minimum(x, xp.zer
       jvp=lambda op, t: o.where(o.less(op.outputs[0], 0.0), t[0] * (op.outputs[0] + 1.0), t[0]),
       show=('a where a > 0, else exp(a) − 1', '1 where a > 0, else exp(a)'))
 defop("Selu",     lambda xp, x: _SELU_SCALE * xp.where(x > 0, x, _SELU_ALPHA * xp.expm1(xp.minimum(x, xp.zeros_like(x)))),
-      lambda op, g: (o.where(o.less(op.outputs[0], 0.0), g * (op.outputs[0] + _SELU_SCALE * _SELU_ALPHA),
+      lambda op, g: (o.where(o.less(op.outputs[0], 0.0), g * (op.outputs[0] + _SELU_SCALE_ALPHA),
                              g * _SELU_SCALE),), save_output=True,
-      jvp=lambda op, t: o.where(o.less(op.outputs[0], 0.0), t[0] * (op.outputs[0] + _SELU_SCALE * _SELU_ALPHA),
+      jvp=lambda op, t: o.where(o.less(op.outputs[0], 0.0), t[0] * (op.outputs[0] + _SELU_SCALE_ALPHA),
                                 t[0] * _SELU_SCALE),
       show=('λ·a where a > 0, else λα·(exp(a) − 1)', 'λ where a > 0, else λα·exp(a)'))
 defop("Softsign", lambda xp, x: x / (1 + xp.abs(x)),
@@ -703,7 +719,7 @@ defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g:
       save="all", jvp=lambda op, t: _softplus_grad(t[0], op.inputs[0]),
       show=('log(1 + exp(a))', 'σ(a)'))
 defop("Softmax",  _softmax,                                      _softmax_grad, save_output=True,
-      jvp=lambda op, t: (t[0] - o.reduce_sum(t[0] * op.outputs[0], axis=op.attrs["axis"], keepdims=True)) * op.outputs[0],
+      jvp=_softmax_jvp,
       show=('softmax(a)', 'diag(s) − s·sᵀ (s = softmax(a))'))
 defop("LogSoftmax", _log_softmax,                                _log_softmax_grad, save_output=True,
       jvp=lambda op, t: t[0] - o.reduce_sum(o.exp(op.outputs[0]) * t[0], axis=op.attrs["axis"], keepdims=True),
@@ -715,7 +731,8 @@ defop("Sum",      kn.reduce_sum,
       direct=dr.reduce_sum, show=('Σ a', '1 for every element'))
 defop("Mean",     _mean,
       lambda op, g: (_reduce_back(op, o._div(g, o._const(float(_count(op)), g))),),  # divide, then spread: n times less work
-      jvp=lambda op, t: o.reduce_mean(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
+      jvp=lambda op, t: o.reduce_sum(o._div(t[0], o._const(float(_count(op)), t[0])), axis=op.attrs["axis"],
+                                     keepdims=op.attrs["keepdims"]),  # TF's transpose: each t/n, then the sum
       direct=dr.reduce_mean, show=('mean(a)', '1/n for every element'))
 defop("Max",      lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),   _extreme_grad, save="all", save_output=True,
       jvp=_extreme_jvp,
@@ -831,7 +848,7 @@ defop("MatrixDiagPartV3", lambda xp, x: _diagonal(xp, x),
 defop("MatrixInverse", lambda xp, a: xp.linalg.inv(a),
       lambda op, g: (-o.matmul(op.outputs[0], o.matmul(g, op.outputs[0], transpose_b=True), transpose_a=True),),
       save_output=True,
-      jvp=lambda op, t: -o.matmul(op.outputs[0], o.matmul(t[0], op.outputs[0])),
+      jvp=lambda op, t: -o.matmul(o.matmul(op.outputs[0], t[0]), op.outputs[0]),  # TF's transpose: (A⁻¹·ȧ)·A⁻¹
       show=('A⁻¹', '−A⁻ᵀ · upstream · A⁻ᵀ'))
 defop("MatrixDeterminant", lambda xp, a: xp.linalg.det(a),     _det_grad, save="all", save_output=True,
       jvp=lambda op, t: op.outputs[0] * o.reduce_sum(o._matrix_t(o.inv(op.inputs[0])) * t[0], axis=(-2, -1)),

@@ -1,0 +1,165 @@
+"""Gradient and tangent rules computed in TensorFlow's order, to the last bit.
+
+Each case evaluates TF's own formula in NumPy (math_grad.py, nn_grad.py, the
+fused kernels of cwise_ops_gradients.h and relu_op_functor.h) on many values
+and asks for the same bytes; it also checks that the order the rule had
+before gives other bytes somewhere, so the test fails on the old code.  A
+tangent rule is TF's gradient rule transposed (TF's forward mode
+differentiates the gradient rule with the tangent in the upstream's place),
+so its order follows from the gradient rule's.  The forward values the rules
+read (a sigmoid's or softmax's output, an inverse) are taken from the
+forward pass itself: only the rules are under test.
+"""
+import numpy as np
+import pytest
+
+import autodiff_viz as ad
+from autodiff_viz import _ops
+
+N = 4000
+F32 = np.float32
+
+
+def _uniform(seed, lo, hi, size=N, dtype=np.float32):
+    return np.random.default_rng(seed).uniform(lo, hi, size=size).astype(dtype)
+
+
+def _reverse(f, xs, g):
+    ts = [ad.constant(x) for x in xs]
+    with ad.GradientTape() as tape:
+        tape.watch(ts)
+        y = f(*ts)
+    return y, [v.numpy() for v in tape.gradient(y, ts, output_gradients=ad.constant(g))]
+
+
+def _tangent(f, xs, dxs):
+    ts = [ad.constant(x) for x in xs]
+    with ad.autodiff.ForwardAccumulator(ts, [ad.constant(d) for d in dxs]) as acc:
+        y = f(*ts)
+    return acc.jvp(y).numpy()
+
+
+def _same_bytes(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes(), f"{np.sum(got != want)} of {got.size} values differ"
+
+
+# --------------------------------------------------------------------------------------------------
+# The fused gradient ops' own rules (second derivatives) and tangent rules
+# --------------------------------------------------------------------------------------------------
+def test_sigmoid_grad_rule_is_tfs_gb_minus_two_gb_a():
+    # _SigmoidGradGrad: gb = grad · b; gb − 2·gb·a (a = σ(x), b: the upstream SigmoidGrad read)
+    a, b, u = _uniform(1, 0.01, 0.99), _uniform(2, -3.0, 3.0), _uniform(3, -3.0, 3.0)
+    _, (ga, gb) = _reverse(_ops._sigmoid_grad, [a, b], u)
+    want = u * b - (F32(2) * (u * b)) * a
+    _same_bytes(ga, want)
+    assert np.any(u * b * (F32(1) - F32(2) * a) != want)  # the old order
+    _same_bytes(gb, (u * a) * (F32(1) - a))  # SigmoidGrad's kernel, the upstream in g's place
+
+
+def test_sigmoid_grad_tangent_is_tfs_rule_transposed():
+    a, b, ta, tb = _uniform(4, 0.01, 0.99), _uniform(5, -3.0, 3.0), _uniform(6, -3.0, 3.0), _uniform(7, -3.0, 3.0)
+    got = _tangent(_ops._sigmoid_grad, [a, b], [ta, tb])
+    kernel = (tb * a) * (F32(1) - a)
+    want = kernel + (ta - F32(2) * (ta * a)) * b
+    _same_bytes(got, want)
+    assert np.any(kernel + b * (F32(1) - F32(2) * a) * ta != want)
+
+
+def test_tanh_grad_tangent_is_tfs_rule_transposed():
+    # _TanhGradGrad: grad · −2 · b · a, left to right; transposed: ((ȧ·a)·b)·−2
+    a, b, ta, tb = _uniform(8, -0.99, 0.99), _uniform(9, -3.0, 3.0), _uniform(10, -3.0, 3.0), _uniform(11, -3.0, 3.0)
+    got = _tangent(_ops._tanh_grad, [a, b], [ta, tb])
+    kernel = tb * (F32(1) - a * a)
+    want = kernel + ((ta * a) * b) * F32(-2)
+    _same_bytes(got, want)
+    assert np.any(kernel - F32(2) * b * a * ta != want)
+    _, (ga, _gb) = _reverse(_ops._tanh_grad, [a, b], ta)  # (the gradient rule was TF's already)
+    _same_bytes(ga, ((ta * F32(-2)) * b) * a)
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+def test_sqrt_grad_rule_halves_the_quotient_as_tf():
+    # _SqrtGradGrad: ga = grad / a; 0.5 · ga.  (0.5 · grad) / a rounds the same unless grad / a
+    # overflows, where TF's is inf: so the upstreams here are near float32's largest.
+    a = _uniform(12, 0.3, 1.4)
+    b, u = _uniform(13, -3.0, 3.0), _uniform(14, 1e38, 3.4e38) * np.where(_uniform(15, -1, 1) < 0, F32(-1), F32(1))
+    _, (ga, gb) = _reverse(_ops._sqrt_grad, [a, b], u)
+    want = F32(0.5) * (u / a)
+    _same_bytes(gb, want)
+    assert np.isinf(want).any() and np.any((F32(0.5) * u) / a != want)
+    y = (F32(0.5) * b) / a  # SqrtGrad's own output
+    _same_bytes(ga, -(u / a) * y)
+
+
+# --------------------------------------------------------------------------------------------------
+# Activations, reductions, losses
+# --------------------------------------------------------------------------------------------------
+def test_selu_gradient_uses_tfs_scale_alpha_constant_in_float64():
+    # SeluGrad's kernel: g · (y + 1.7580993408473768599...) below 0, g · scale above; in float64
+    # that constant is one unit in the last place above scale · alpha as Python rounds the product.
+    x = np.concatenate([_uniform(16, -4.0, -0.01, dtype=np.float64), _uniform(17, 0.01, 2.0, size=50, dtype=np.float64)])
+    g = _uniform(18, -3.0, 3.0, size=x.size, dtype=np.float64)
+    y, (got,) = _reverse(ad.nn.selu, [x], g)
+    y = y.numpy()
+    scale, scale_alpha = 1.0507009873554804934193349852946, 1.7580993408473768599402175208123
+    want = np.where(y < 0, g * (y + scale_alpha), g * scale)
+    _same_bytes(got, want)
+    assert np.any(np.where(y < 0, g * (y + scale * 1.6732632423543772848170429916717), g * scale) != want)
+    _same_bytes(_tangent(ad.nn.selu, [x], [g]), want)  # SeluGradGrad: selu_grad(ẋ, y)
+
+
+def test_softmax_tangent_is_tfs_rule_transposed():
+    # _SoftmaxGrad: (g − Σ(g·s))·s; transposed: ṫ·s − Σ(ṫ·s)·s
+    x = _uniform(19, -4.0, 4.0, size=(500, 8))
+    t = _uniform(20, -3.0, 3.0, size=(500, 8))
+    s = ad.nn.softmax(ad.constant(x)).numpy()
+    got = _tangent(ad.nn.softmax, [x], [t])
+    ts = t * s
+    want = ts - np.add.reduce(ts, axis=1, keepdims=True) * s
+    _same_bytes(got, want)
+    assert np.any((t - np.add.reduce(ts, axis=1, keepdims=True)) * s != want)
+    _, (g,) = _reverse(ad.nn.softmax, [x], t)  # (the gradient rule was TF's already)
+    _same_bytes(g, (t - np.add.reduce(t * s, axis=1, keepdims=True)) * s)
+
+
+@pytest.mark.parametrize("axis", [1, None])
+def test_mean_tangent_divides_each_element_then_sums_as_tf(axis):
+    # _MeanGrad: the upstream spread, then divided by n; transposed: Σ(ṫ / n), not Σṫ / n
+    x = _uniform(21, -3.0, 3.0, size=(40, 100))
+    t = _uniform(22, -3.0, 3.0, size=(40, 100))
+    n = F32(100 if axis == 1 else 4000)
+    got = _tangent(lambda v: ad.reduce_mean(v, axis=axis), [x], [t])
+    want = np.add.reduce(t / n, axis=axis, dtype=np.float32)
+    _same_bytes(np.asarray(got), np.asarray(want))
+    assert np.any(np.add.reduce(t, axis=axis, dtype=np.float32) / n != want)
+    _, (g,) = _reverse(lambda v: ad.reduce_mean(v, axis=axis), [x], np.ones(want.shape, np.float32) * F32(0.7))
+    _same_bytes(g, np.broadcast_to(F32(0.7) / n, x.shape).copy())
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+def test_squared_difference_rules_double_as_tf():
+    # _SquaredDifferenceGrad: (2·g)·(x − y), and its negation; transposed: 2·((ẋ − ẏ)·(x − y)).
+    # Doubling first or last rounds the same unless a product overflows: values near float32's largest.
+    x = _uniform(23, -1.5e38, 1.5e38)
+    y = _uniform(24, -1.5e38, 1.5e38)
+    tx, ty = _uniform(25, -1.0, 1.0), _uniform(26, -1.0, 1.0)
+    got = _tangent(ad.math.squared_difference, [x, y], [tx, ty])
+    want = F32(2) * ((tx - ty) * (x - y))
+    _same_bytes(got, want)
+    assert np.any((F32(2) * (x - y)) * (tx - ty) != want)
+    _, (gx, gy) = _reverse(ad.math.squared_difference, [x, y], tx)
+    _same_bytes(gx, (F32(2) * tx) * (x - y))
+    _same_bytes(gy, -((F32(2) * tx) * (x - y)))
+
+
+def test_matrix_inverse_tangent_is_tfs_rule_transposed():
+    # _MatrixInverseGrad: −A⁻ᵀ·(g·A⁻ᵀ); transposed: −(A⁻¹·ȧ)·A⁻¹, not −A⁻¹·(ȧ·A⁻¹)
+    rng = np.random.default_rng(27)
+    a = (rng.uniform(-1.0, 1.0, size=(300, 4, 4)) + 4.0 * np.eye(4)).astype(np.float32)
+    t = rng.uniform(-1.0, 1.0, size=(300, 4, 4)).astype(np.float32)
+    inv = ad.linalg.inv(ad.constant(a)).numpy()
+    got = _tangent(ad.linalg.inv, [a], [t])
+    want = -np.matmul(np.matmul(inv, t), inv)
+    _same_bytes(got, want)
+    assert np.any(-np.matmul(inv, np.matmul(t, inv)) != want)
