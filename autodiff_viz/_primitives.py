@@ -19,6 +19,7 @@ import math as _math
 import numpy as _np
 
 from . import _backend, _conv_kernels as ck, _direct_rules as dr, _kernels as kn, _math_ops as mo, _nn_ops as nno, _ops as o
+from . import _xent_ops as xo
 from ._registry import NOT_DIFFERENTIABLE as NONE, defop
 
 
@@ -724,6 +725,13 @@ defop("Softmax",  _softmax,                                      _softmax_grad, 
 defop("LogSoftmax", _log_softmax,                                _log_softmax_grad, save_output=True,
       jvp=lambda op, t: t[0] - o.reduce_sum(o.exp(op.outputs[0]) * t[0], axis=op.attrs["axis"], keepdims=True),
       show=('log softmax(a)', 'I − softmax(a) per row'))
+# Fused as in TF (nn_grad.py): the gradient is the kernel's softmax(a) − b, not the chain rule through log softmax
+defop("SoftmaxCrossEntropyWithLogits", xo.loss,                  xo.grad, save="all",
+      jvp=xo.jvp,
+      show=('Σ b·(log Σ exp(a) − a)   (a: logits, b: labels)', 'softmax(a) − b', '−log softmax(a)'))
+defop("SparseSoftmaxCrossEntropyWithLogits", xo.sparse_loss,     xo.grad, save="all",
+      jvp=xo.jvp,
+      show=('log Σ exp(a) − a[b]   (a: logits, b: the label)', 'softmax(a) − onehot(b)', 'none (class indices)'))
 # Reductions (axis: a tuple of non-negative ints or None)
 defop("Sum",      kn.reduce_sum,
       lambda op, g: (_reduce_back(op, g),),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math as _math
 
-from . import _ops as o
+from . import _ops as o, _xent_ops
 from ._missing import missing_api as _missing_api
 from ._ops import relu, sigmoid, softplus, tanh  # noqa: F401
 from ._nn_ops import avg_pool2d, conv2d, max_pool2d  # noqa: F401
@@ -29,13 +29,14 @@ def log_softmax(logits, axis=-1, name=None):
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
-    """``-sum(labels * log_softmax(logits))`` along ``axis``."""
+    """``-sum(labels * log_softmax(logits))`` along ``axis``, one fused op with TF's gradient ``softmax − labels``."""
     logits = as_tensor(logits)
     labels = as_tensor(labels, logits, "softmax_cross_entropy_with_logits")
     if labels.shape != logits.shape:
         raise ValueError(f"softmax_cross_entropy_with_logits: labels {labels.shape} and logits {logits.shape} differ")
+    logits = numeric(logits, "SoftmaxCrossEntropyWithLogits", "real")
     with name_scope("softmax_cross_entropy"):
-        return -o.reduce_sum(labels * log_softmax(logits, axis=axis), axis=axis)
+        return _xent_ops.softmax_xent(logits, labels, _one_axis(axis, logits, "SoftmaxCrossEntropyWithLogits"))
 
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
@@ -134,8 +135,7 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         raise InvalidArgumentError(f"SparseSoftmaxCrossEntropyWithLogits: received a label value of {bad} which is "
                                    f"outside the valid range of [0, {n})")
     with name_scope("sparse_softmax_cross_entropy"):
-        picked = o.one_hot(labels, n, dtype=logits.dtype)
-        return -o.reduce_sum(picked * log_softmax(logits), axis=-1)
+        return _xent_ops.sparse_softmax_xent(logits, labels)
 
 
 def moments(x, axes, shift=None, keepdims=False, name=None):

@@ -136,8 +136,12 @@ CASES = [
     # Integer-division family (float operands away from the jumps of floor).
     ("FloorMod", "", ad.math.floormod, [np.array([0.3, 1.4, -0.45]), np.array([1.0, 0.8, 0.7])]),
     # Losses and statistics built from rows above.
-    ("LogSoftmax", "sparse softmax cross entropy",
+    ("SparseSoftmaxCrossEntropyWithLogits", "",
      lambda x: ad.nn.sparse_softmax_cross_entropy_with_logits(ad.constant([2, 0]), x), [r(2, 3)]),
+    ("SoftmaxCrossEntropyWithLogits", "labels summing to 1",
+     lambda x, y: ad.nn.softmax_cross_entropy_with_logits(ad.nn.softmax(y), x), [r(2, 3), r(2, 3)]),
+    ("SoftmaxCrossEntropyWithLogits", "axis 0",
+     lambda x, y: ad.nn.softmax_cross_entropy_with_logits(ad.nn.softmax(y, axis=0), x, axis=0), [r(3, 2), r(3, 2)]),
     ("Mean", "reduce_variance", lambda x: ad.math.reduce_variance(x, axis=0), [r(3, 2)]),
     ("Sqrt", "reduce_std", lambda x: ad.math.reduce_std(x, axis=1), [r(2, 3)]),
     ("Sqrt", "norm, euclidean", ad.norm, [r(2, 3)]),
@@ -205,7 +209,7 @@ LOOSE = {"Cast": dict(atol=1e-3, rtol=1e-3, delta=1e-2)}
 SECOND_ORDER = {"Add", "Sub", "Mul", "RealDiv", "Neg", "Square", "Sqrt", "Pow", "SquaredDifference", "Maximum",
                 "Minimum", "Abs", "Exp", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh", "Sigmoid", "TanhGrad", "SigmoidGrad", "SqrtGrad", "Reciprocal", "ReciprocalGrad",
                 "DivNoNan", "Relu",
-                "Softplus", "Softmax", "LogSoftmax", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
+                "Softplus", "Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
                 "PadV2", "Einsum", "MatrixDiagPartV3", "MatrixInverse", "MatrixDeterminant", "MatrixSolve", "Sinh",
                 "Cosh", "Cumsum", "Svd", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
                 "AvgPool", "AvgPoolGrad", "MaxPoolGrad", "MaxPoolGradGrad"}

@@ -163,3 +163,50 @@ def test_matrix_inverse_tangent_is_tfs_rule_transposed():
     want = -np.matmul(np.matmul(inv, t), inv)
     _same_bytes(got, want)
     assert np.any(-np.matmul(inv, np.matmul(t, inv)) != want)
+
+
+def _xent_case(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-4.0, 4.0, size=(1000, 10)).astype(np.float32)
+    g = rng.uniform(-3.0, 3.0, size=1000).astype(np.float32)
+    s, ls = ad.nn.softmax(ad.constant(x)).numpy(), ad.nn.log_softmax(ad.constant(x)).numpy()
+    shifted = x - x.max(axis=1, keepdims=True)
+    log_total = np.log(np.add.reduce(np.exp(shifted), axis=1, keepdims=True))
+    return rng, x, g[:, None], s, ls, log_total - shifted
+
+
+def _old_chain_rule(u, ls):
+    # the gradient through −Σ labels · log_softmax: LogSoftmax's rule on the upstream −g · labels
+    return u - np.exp(ls) * np.add.reduce(u, axis=1, keepdims=True)
+
+
+def test_softmax_cross_entropy_is_tfs_fused_kernel_and_rule():
+    # TF's kernel: loss Σ labels·(log Σ exp(s) − s); _SoftmaxCrossEntropyWithLogitsGrad: g·(softmax − labels) for the
+    # logits (even where the labels do not sum to 1, as here), g·−log_softmax for the labels
+    rng, x, g, s, ls, picked = _xent_case(28)
+    labels = rng.uniform(0.0, 0.3, size=x.shape).astype(np.float32)
+    loss, (gx, gl) = _reverse(lambda a, b: ad.nn.softmax_cross_entropy_with_logits(b, a), [x, labels], g[:, 0])
+    _same_bytes(loss.numpy(), np.add.reduce(labels * picked, axis=1))
+    want = g * (s - labels)
+    _same_bytes(gx, want)
+    _same_bytes(gl, g * -ls)
+    assert np.any(_old_chain_rule(-g * labels, ls) != want)
+    dx, dl = rng.uniform(-1.0, 1.0, size=x.shape).astype(np.float32), rng.uniform(-1.0, 1.0, size=x.shape).astype(np.float32)
+    got = _tangent(lambda a, b: ad.nn.softmax_cross_entropy_with_logits(b, a), [x, labels], [dx, dl])
+    _same_bytes(got, np.add.reduce(dx * (s - labels), axis=1) + np.add.reduce(dl * -ls, axis=1))
+
+
+def test_sparse_softmax_cross_entropy_is_tfs_fused_kernel_and_rule():
+    # TF's sparse kernel: loss log Σ exp(s) − s[label]; gradient g·(softmax − onehot(label)), none for the labels
+    rng, x, g, s, _ls, picked = _xent_case(29)
+    labels = rng.integers(0, 10, size=1000)
+    onehot = np.eye(10, dtype=np.float32)[labels]
+    lt = ad.constant(labels)
+    loss, (gx,) = _reverse(lambda a: ad.nn.sparse_softmax_cross_entropy_with_logits(lt, a), [x], g[:, 0])
+    _same_bytes(loss.numpy(), picked[np.arange(1000), labels])
+    want = g * (s - onehot)
+    _same_bytes(gx, want)
+    assert np.any(_old_chain_rule(-g * onehot, _ls) != want)
+    dx = rng.uniform(-1.0, 1.0, size=x.shape).astype(np.float32)
+    got = _tangent(lambda a: ad.nn.sparse_softmax_cross_entropy_with_logits(lt, a), [x], [dx])
+    _same_bytes(got, np.add.reduce(dx * (s - onehot), axis=1))
