@@ -210,3 +210,19 @@ def test_sparse_softmax_cross_entropy_is_tfs_fused_kernel_and_rule():
     dx = rng.uniform(-1.0, 1.0, size=x.shape).astype(np.float32)
     got = _tangent(lambda a: ad.nn.sparse_softmax_cross_entropy_with_logits(lt, a), [x], [dx])
     _same_bytes(got, np.add.reduce(dx * (s - onehot), axis=1))
+
+
+def test_keras_categorical_crossentropy_from_logits_is_the_fused_op():
+    # Keras on TF calls tf.nn.softmax_cross_entropy_with_logits for logits: the gradient is
+    # (1/n)·(softmax − labels) for a batch mean, the smoothed labels included
+    rng = np.random.default_rng(30)
+    x = rng.uniform(-4.0, 4.0, size=(64, 5)).astype(np.float32)
+    y = np.eye(5, dtype=np.float32)[rng.integers(0, 5, size=64)]
+    loss_fn = ad.keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=0.1)
+    _, (gx,) = _reverse(lambda a: loss_fn(ad.constant(y), a), [x], np.float32(1))
+    s = ad.nn.softmax(ad.constant(x)).numpy()
+    smoothed = y * F32(1.0 - 0.1) + F32(0.1 / 5)
+    want = (F32(1) / F32(64)) * (s - smoothed)
+    _same_bytes(gx, want)
+    u = -(F32(1) / F32(64)) * smoothed
+    assert np.any(_old_chain_rule(u, ad.nn.log_softmax(ad.constant(x)).numpy()) != want)
