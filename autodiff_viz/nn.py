@@ -1,8 +1,6 @@
 """``ad.nn``: activations and losses (as ``tf.nn``)."""
 from __future__ import annotations
 
-import math as _math
-
 from . import _ops as o, _xent_ops
 from ._missing import missing_api as _missing_api
 from ._ops import relu, sigmoid, softplus, tanh  # noqa: F401
@@ -94,10 +92,10 @@ def gelu(features, approximate=False, name=None):
     """
     x = numeric(features, "gelu", "real")
     with name_scope("Gelu"):
+        # TF's nn_ops.gelu, op for op (pow(x, 3), not x·x·x; x / √2, not x · (1/√2)): its bits and its gradient's
         if approximate:
-            c = _math.sqrt(2.0 / _math.pi)
-            return 0.5 * x * (1.0 + o.tanh(c * (x + 0.044715 * (x * x * x))))
-        return 0.5 * x * (1.0 + o.erf(x * (1.0 / _math.sqrt(2.0))))
+            return 0.5 * x * (1.0 + o.tanh(0.7978845608028654 * (x + 0.044715 * o.pow(x, 3.0))))
+        return 0.5 * x * (1.0 + o.erf(x / 1.4142135623730951))
 
 
 def swish(features, beta=1.0, name=None):

@@ -226,3 +226,31 @@ def test_keras_categorical_crossentropy_from_logits_is_the_fused_op():
     _same_bytes(gx, want)
     u = -(F32(1) / F32(64)) * smoothed
     assert np.any(_old_chain_rule(u, ad.nn.log_softmax(ad.constant(x)).numpy()) != want)
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu_is_tfs_formula_op_for_op(approximate):
+    # nn_ops.gelu: 0.5·x·(1 + erf(x / 1.4142135623730951)), or 0.5·x·(1 + tanh(0.79788456...·(x + 0.044715·pow(x, 3))));
+    # the gradient follows each op's rule: RealDiv's g / c (not g · (1/c)), Pow's (g·3)·x² (not a chain of Mul)
+    x, g = _uniform(31, -3.0, 3.0), _uniform(32, -3.0, 3.0)
+    y, (got,) = _reverse(lambda v: ad.nn.gelu(v, approximate=approximate), [x], g)
+    h = F32(0.5) * x
+    if approximate:
+        c, k = F32(0.7978845608028654), F32(0.044715)
+        cube = ad.pow(ad.constant(x), 3.0).numpy()  # (Pow's forward, as the op computed it)
+        t = ad.tanh(ad.constant(c * (x + k * cube))).numpy()
+        want_y = h * (F32(1) + t)
+        w = ((g * h) * (F32(1) - t * t)) * c  # into tanh's input (TanhGrad's kernel), then c·(x + k·x³)'s rules
+        # three terms reach x: 0.5·x's, the sum's and Pow's (g·3)·x²; the order they are added in is the tape's
+        want = g * (F32(1) + t) * F32(0.5) + (w + ((w * k) * F32(3)) * (x * x))
+        old = g * (F32(1) + t) * F32(0.5) + (w + ((w * k) * (x * x) + ((w * k) * x) * x + ((w * k) * x) * x))
+    else:
+        r = F32(1.4142135623730951)
+        e = ad.math.erf(ad.constant(x / r)).numpy()
+        want_y = h * (F32(1) + e)
+        v = ((g * h) * F32(2 / np.sqrt(np.pi))) * np.exp(-np.square(x / r))  # into erf's input
+        want = g * (F32(1) + e) * F32(0.5) + v / r
+        old = g * (F32(1) + e) * F32(0.5) + v * F32(1 / np.sqrt(2.0))
+    _same_bytes(y.numpy(), want_y)
+    _same_bytes(got, want)
+    assert np.any(old != want)
