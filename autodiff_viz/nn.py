@@ -8,6 +8,7 @@ from ._nn_ops import avg_pool2d, conv2d, max_pool2d  # noqa: F401
 from .extend import InvalidArgumentError, as_tensor, execute, numeric
 from .extend import PRIMITIVES as _P
 from ._context import name_scope
+from ._custom import custom_gradient
 
 
 def _one_axis(axis, x, op):
@@ -99,10 +100,29 @@ def gelu(features, approximate=False, name=None):
 
 
 def swish(features, beta=1.0, name=None):
-    """``x * sigmoid(beta * x)`` (also ``silu``)."""
+    """``x * sigmoid(beta * x)`` (also ``silu``), with TF's own gradient (a custom gradient in TF too).
+
+    For ``x``: ``dy · σ(βx)·(1 + βx·(1 − σ(βx)))``; for ``beta``:
+    ``Σ dy·x²·σ(βx)·(1 − σ(βx))``.  As TF, ``beta`` becomes a tensor and then
+    takes ``x``'s dtype (a Python float is float32 first).
+
+    >>> round(float(swish(as_tensor(1.0))), 6)
+    0.731059
+    """
     x = numeric(features, "swish", "real")
+    beta = o.cast(as_tensor(beta), x.dtype)
     with name_scope("swish"):
-        return x * o.sigmoid(beta * x)
+        return _swish(x, beta)
+
+
+@custom_gradient
+def _swish(features, beta):
+    def grad(dy):
+        # nn_impl.py's rule, op for op, so the bits are TF's (not the chain rule through Mul and Sigmoid)
+        s = o.sigmoid(beta * features)
+        activation_grad = s * (1.0 + (beta * features) * (1.0 - s))
+        return dy * activation_grad, o.reduce_sum(dy * o.square(features) * s * (1.0 - s))
+    return features * o.sigmoid(beta * features), grad
 
 
 silu = swish

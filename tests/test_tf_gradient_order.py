@@ -254,3 +254,18 @@ def test_gelu_is_tfs_formula_op_for_op(approximate):
     _same_bytes(y.numpy(), want_y)
     _same_bytes(got, want)
     assert np.any(old != want)
+
+
+def test_swish_has_tfs_custom_gradient():
+    # nn_impl.swish: dy · (s·(1 + (β·x)·(1 − s))) for x, Σ dy·x²·s·(1 − s) for β, s = σ(β·x)
+    x, g = _uniform(33, -4.0, 4.0), _uniform(34, -3.0, 3.0)
+    beta = np.float32(1.3)
+    _, (gx, gb) = _reverse(ad.nn.swish, [x, beta], g)
+    bx = beta * x
+    s = ad.sigmoid(ad.constant(bx)).numpy()
+    want = g * (s * (F32(1) + bx * (F32(1) - s)))
+    _same_bytes(gx, want)
+    _same_bytes(gb, np.add.reduce(((g * np.square(x)) * s) * (F32(1) - s)))
+    chain = g * s + ((((g * x) * s) * (F32(1) - s)) * beta)  # the old chain rule through Mul and Sigmoid
+    assert np.any(chain != want)
+    _same_bytes(_tangent(lambda v: ad.nn.swish(v, beta), [x], [g]), want)  # TF's custom gradient, transposed
