@@ -53,15 +53,20 @@ def _extreme_grad(op, g):
 
 
 def _prod_grad(op, g):
-    # d prod / d x_i = product of the others, computed without dividing by zero.
-    (x,) = op.inputs[:1]
+    # d prod / d x_i = the product of the others, as TF's _ProdGrad computes it: the reduced axes packed
+    # into one, first; then the running products before and after each element (exclusive cumprods),
+    # multiplied.  No division, so zeros need no case of their own, and the bits are TF's.
+    x, shape = op.inputs[0], op.in_shapes[0]
     axis = op.attrs["axis"]
-    is_zero = o.equal(x, 0.0)
-    nonzero = o.where(is_zero, o.ones_like(x), x)
-    p = o.reduce_prod(nonzero, axis=axis, keepdims=True)
-    zeros = o.reduce_sum(o.cast(is_zero, x.dtype), axis=axis, keepdims=True)
-    others = o.where(is_zero, o.where(o.equal(zeros, 1.0), p, o.zeros_like(p)),
-                     o.where(o.equal(zeros, 0.0), p / nonzero, o.zeros_like(x)))
+    reduced = tuple(range(len(shape))) if axis is None else tuple(axis)
+    perm = reduced + tuple(i for i in range(len(shape)) if i not in reduced)
+    moved = tuple(shape[i] for i in perm)
+    if perm != tuple(range(len(shape))):
+        x = o.transpose(x, perm=list(perm))
+    packed = o.reshape(x, (_math.prod(moved[:len(reduced)]), _math.prod(moved[len(reduced):])))
+    others = o.reshape(mo._cumprod(packed, 0, True, False) * mo._cumprod(packed, 0, True, True), moved)
+    if perm != tuple(range(len(shape))):
+        others = o.transpose(others, perm=[perm.index(i) for i in range(len(shape))])
     return (_reduce_back(op, g) * others,)
 
 
@@ -422,12 +427,25 @@ def _adjust_contrast(xp, images, factor):
 
 
 def _cumsum(xp, x, axis, exclusive, reverse):
+    return _running(xp, x, axis, exclusive, reverse, product=False)
+
+
+def _cumprod(xp, x, axis, exclusive, reverse):
+    return _running(xp, x, axis, exclusive, reverse, product=True)
+
+
+def _running(xp, x, axis, exclusive, reverse, product):
+    """A running sum or product along ``axis``, left to right (or from the end), as TF's Cumsum and Cumprod."""
     if reverse:
         x = xp.flip(x, axis=axis)
-    total = getattr(xp, "cumulative_sum", None) or xp.cumsum
+    if product:
+        total = getattr(xp, "cumulative_prod", None) or xp.cumprod
+    else:
+        total = getattr(xp, "cumulative_sum", None) or xp.cumsum
     out = total(x, axis=axis, dtype=x.dtype)
-    if exclusive:  # shift by one along the axis: the sum of the elements before, 0 first
-        head = xp.zeros(tuple(1 if i == axis else d for i, d in enumerate(x.shape)), dtype=x.dtype)
+    if exclusive:  # shift by one along the axis: the elements before, the empty sum (0) or product (1) first
+        head = (xp.ones if product else xp.zeros)(tuple(1 if i == axis else d for i, d in enumerate(x.shape)),
+                                                  dtype=x.dtype)
         body = out[tuple(slice(0, -1) if i == axis else slice(None) for i in range(x.ndim))]
         out = xp.concat([head, body], axis=axis)
     return xp.flip(out, axis=axis) if reverse else out
@@ -437,6 +455,19 @@ def _cumsum_rule(op, g):
     # The transpose of a running sum is the running sum the other way.
     a = op.attrs
     return (mo._cumsum(g, a["axis"], a["exclusive"], not a["reverse"]),)
+
+
+def _cumprod_rule(op, g):
+    # TF's _CumprodGrad: div_no_nan(cumsum(prod · g) the other way, x), prod the running product itself
+    x, a = op.inputs[0], op.attrs
+    running = mo._cumsum(op.outputs[0] * g, a["axis"], a["exclusive"], not a["reverse"])
+    return (o.divide_no_nan(running, x),)
+
+
+def _cumprod_jvp(op, t):
+    # _CumprodGrad transposed: prod · cumsum(div_no_nan(ẋ, x)) the same way
+    a = op.attrs
+    return op.outputs[0] * mo._cumsum(o.divide_no_nan(t[0], op.inputs[0]), a["axis"], a["exclusive"], a["reverse"])
 
 
 def _svd(xp, a):
@@ -755,6 +786,9 @@ defop("Prod",     lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=k
 defop("Cumsum",   _cumsum,                                       _cumsum_rule,
       jvp=lambda op, t: mo._cumsum(t[0], op.attrs["axis"], op.attrs["exclusive"], op.attrs["reverse"]),
       show=('cumsum(a): a₀, a₀ + a₁, …', 'the running sum of the upstream, run the other way'))
+defop("Cumprod",  _cumprod,                                      _cumprod_rule, save="all", save_output=True,
+      jvp=_cumprod_jvp,
+      show=('cumprod(a): a₀, a₀·a₁, …', 'the running sum of upstream · output, run the other way, over a'))
 defop("ArgMax",   lambda xp, x, axis: xp.astype(xp.argmax(x, axis=axis), xp.int64),      NONE,
       show=('argmax(a)',))
 defop("ArgMin",   lambda xp, x, axis: xp.astype(xp.argmin(x, axis=axis), xp.int64),      NONE,

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz import _image_ops, _nn_ops, _ops, _registry
+from autodiff_viz import _image_ops, _math_ops, _nn_ops, _ops, _registry
 from gradcheck import check_gradients
 
 rng = np.random.default_rng(1234)
@@ -167,6 +167,8 @@ CASES = [
     ("Cosh", "", ad.math.cosh, [r(3)]),
     ("Cumsum", "axis 1", lambda x: ad.cumsum(x, axis=1), [r(2, 4)]),
     ("Cumsum", "exclusive, reverse", lambda x: ad.math.cumsum(x, axis=0, exclusive=True, reverse=True), [r(3, 2)]),
+    ("Cumprod", "axis 1 (reduce_prod's gradient)", lambda x: _math_ops._cumprod(x, 1, False, False), [r(2, 4)]),
+    ("Cumprod", "exclusive, reverse", lambda x: _math_ops._cumprod(x, 0, True, True), [r(3, 2)]),
     ("Svd", "singular values", lambda a: ad.linalg.svd(a, compute_uv=False), [_distinct_singular(3, 2)]),
     ("Svd", "u and v, sign-free (squares and u_k v_kᵀ)", _svd_sign_free, [_distinct_singular(2, 3)]),
     ("Svd", "square, batched", lambda a: _svd_sign_free(a), [np.stack([_distinct_singular(3, 3)] * 2)]),
@@ -211,7 +213,7 @@ SECOND_ORDER = {"Add", "Sub", "Mul", "RealDiv", "Neg", "Square", "Sqrt", "Pow", 
                 "DivNoNan", "Relu",
                 "Softplus", "Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
                 "PadV2", "Einsum", "MatrixDiagPartV3", "MatrixInverse", "MatrixDeterminant", "MatrixSolve", "Sinh",
-                "Cosh", "Cumsum", "Svd", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
+                "Cosh", "Cumsum", "Cumprod", "Svd", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
                 "AvgPool", "AvgPoolGrad", "MaxPoolGrad", "MaxPoolGradGrad"}
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz import _ops
+from autodiff_viz import _math_ops, _ops
 
 N = 4000
 F32 = np.float32
@@ -269,3 +269,45 @@ def test_swish_has_tfs_custom_gradient():
     chain = g * s + ((((g * x) * s) * (F32(1) - s)) * beta)  # the old chain rule through Mul and Sigmoid
     assert np.any(chain != want)
     _same_bytes(_tangent(lambda v: ad.nn.swish(v, beta), [x], [g]), want)  # TF's custom gradient, transposed
+
+
+def _exclusive_cumprods(packed):
+    ones = np.ones((1,) + packed.shape[1:], packed.dtype)
+    left = np.concatenate([ones, np.cumprod(packed, axis=0, dtype=packed.dtype)[:-1]])
+    right = np.concatenate([ones, np.cumprod(packed[::-1], axis=0, dtype=packed.dtype)[:-1]])[::-1]
+    return left * right
+
+
+@pytest.mark.parametrize("axis", [1, (0, 2)])
+def test_prod_gradient_is_tfs_product_of_running_products(axis):
+    # _ProdGrad: the reduced axes moved first and packed into one; the others' product is
+    # cumprod(exclusive) · cumprod(exclusive, reverse) there, times the upstream (zeros included, no division)
+    rng = np.random.default_rng(35)
+    shape = (30, 8, 6) if axis == 1 else (4, 30, 3)  # (products of 8 and of 12 values)
+    x = rng.uniform(0.5, 1.5, size=shape).astype(np.float32) * np.where(rng.uniform(size=shape) < 0.03, 0, 1)
+    x = x.astype(np.float32)
+    reduced = (1,) if axis == 1 else axis
+    other = tuple(i for i in range(3) if i not in reduced)
+    g = rng.uniform(-3.0, 3.0, size=tuple(x.shape[i] for i in other)).astype(np.float32)
+    _, (got,) = _reverse(lambda v: ad.reduce_prod(v, axis=axis), [x], g)
+    moved = np.transpose(x, reduced + other)
+    packed = moved.reshape(int(np.prod([x.shape[i] for i in reduced])), -1)
+    others = np.transpose(_exclusive_cumprods(packed).reshape(moved.shape), np.argsort(reduced + other))
+    want = np.expand_dims(g, reduced) * others
+    _same_bytes(got, want)
+    p = np.prod(x, axis=reduced, keepdims=True, dtype=np.float32)
+    assert np.any(np.where(x != 0, np.expand_dims(g, reduced) * (p / np.where(x != 0, x, 1)), want) != want)
+    dx = rng.uniform(-1.0, 1.0, size=x.shape).astype(np.float32)
+    got_t = _tangent(lambda v: ad.reduce_prod(v, axis=axis), [x], [dx])
+    _same_bytes(got_t, np.add.reduce(dx * others, axis=reduced, dtype=np.float32))
+
+
+def test_cumprod_rules_are_tfs():
+    # _CumprodGrad: div_no_nan(cumsum(prod · g, reverse), x); transposed: prod · cumsum(div_no_nan(ẋ, x))
+    x, g = _uniform(36, 0.5, 1.5, size=(200, 7)), _uniform(37, -3.0, 3.0, size=(200, 7))
+    prod, (got,) = _reverse(lambda v: _math_ops._cumprod(v, 1, False, False), [x], g)
+    prod = prod.numpy()
+    _same_bytes(prod, np.cumprod(x, axis=1, dtype=np.float32))
+    _same_bytes(got, np.cumsum((prod * g)[:, ::-1], axis=1, dtype=np.float32)[:, ::-1] / x)
+    _same_bytes(_tangent(lambda v: _math_ops._cumprod(v, 1, False, False), [x], [g]),
+                prod * np.cumsum(g / x, axis=1, dtype=np.float32))
