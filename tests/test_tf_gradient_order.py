@@ -311,3 +311,29 @@ def test_cumprod_rules_are_tfs():
     _same_bytes(got, np.cumsum((prod * g)[:, ::-1], axis=1, dtype=np.float32)[:, ::-1] / x)
     _same_bytes(_tangent(lambda v: _math_ops._cumprod(v, 1, False, False), [x], [g]),
                 prod * np.cumsum(g / x, axis=1, dtype=np.float32))
+
+
+def _tf_avg_pool_grad(g, input_shape, k, s, pads):
+    # avgpooling_op.cc's CPU kernel, loop for loop: output positions row-major, each adding g · T(1.0 / count)
+    # to the real inputs of its window
+    dx = np.zeros(input_shape, g.dtype)
+    for r in range(g.shape[1]):
+        r0, r1 = max(r * s - pads[0], 0), min(r * s - pads[0] + k, input_shape[1])
+        for c in range(g.shape[2]):
+            c0, c1 = max(c * s - pads[1], 0), min(c * s - pads[1] + k, input_shape[2])
+            coeff = g.dtype.type(1.0 / ((r1 - r0) * (c1 - c0)))
+            for i in range(r0, r1):
+                for j in range(c0, c1):
+                    dx[:, i, j, :] += g[:, r, c, :] * coeff
+    return dx
+
+
+@pytest.mark.parametrize("shape, k, s, padding, pads", [((2, 7, 7, 3), 3, 1, "VALID", (0, 0)),
+                                                       ((2, 6, 5, 3), 3, 2, "SAME", (0, 1))])  # (TF: the odd pad after)
+def test_avg_pool_gradient_is_tfs_kernel_loop_for_loop(shape, k, s, padding, pads):
+    x = _uniform(38, -1.0, 1.0, size=shape)
+    y = ad.nn.avg_pool2d(ad.constant(x), k, s, padding)
+    g = _uniform(39, -3.0, 3.0, size=tuple(y.shape))
+    _, (got,) = _reverse(lambda v: ad.nn.avg_pool2d(v, k, s, padding), [x], g)
+    want = _tf_avg_pool_grad(g, shape, k, s, pads)
+    _same_bytes(got, want)
