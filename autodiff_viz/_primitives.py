@@ -291,8 +291,14 @@ def _erf_times(g, x):
     return (g * _TWO_OVER_SQRT_PI) * o.exp(-o.square(x))
 
 
-def _softplus_grad(g, x):
-    return g / (o.exp(-x) + 1.0)
+def _softplus_second(x):
+    """The denominator of TF's _SoftplusGradGrad: exp(−x) + 2 + exp(x), added in that order."""
+    return o.exp(-x) + 2.0 + o.exp(x)
+
+
+def _softplus_grad_grad(op, u):
+    dy, x = op.inputs
+    return o._softplus_grad(u, x), (None if dy is None else (u * dy) / _softplus_second(x))
 
 
 def _erf(xp, x):
@@ -747,9 +753,13 @@ defop("Softsign", lambda xp, x: x / (1 + xp.abs(x)),
       lambda op, g: (g / o.square(1.0 + o.abs(op.inputs[0])),), save="all",
       jvp=lambda op, t: t[0] / o.square(1.0 + o.abs(op.inputs[0])),
       show=('a / (1 + |a|)', '1 / (1 + |a|)²'))
-defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g: (_softplus_grad(g, op.inputs[0]),),
-      save="all", jvp=lambda op, t: _softplus_grad(t[0], op.inputs[0]),
+defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g: (o._softplus_grad(g, op.inputs[0]),),
+      save="all", jvp=lambda op, t: o._softplus_grad(t[0], op.inputs[0]),
       show=('log(1 + exp(a))', 'σ(a)'))
+# Fused as in TF (its SoftplusGrad kernel, g / (exp(−x) + 1)); its own rule is TF's _SoftplusGradGrad.
+defop("SoftplusGrad", lambda xp, g, x: g / (xp.exp(-x) + 1.0), _softplus_grad_grad, save={0: (1,), 1: (0, 1)},
+      jvp=lambda op, t: o._softplus_grad(t[0], op.inputs[1]) + (t[1] / _softplus_second(op.inputs[1])) * op.inputs[0],
+      show=('a / (exp(−b) + 1)   (a: upstream, b = x)', '1 / (exp(−b) + 1)', 'a / (exp(−b) + 2 + exp(b))'))
 defop("Softmax",  _softmax,                                      _softmax_grad, save_output=True,
       jvp=_softmax_jvp,
       show=('softmax(a)', 'diag(s) − s·sᵀ (s = softmax(a))'))

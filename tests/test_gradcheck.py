@@ -126,6 +126,7 @@ CASES = [
     ("Tanh", "gelu, tanh approximation", lambda x: ad.nn.gelu(x, approximate=True), [r(4)]),
     ("ReluGrad", "fused rule", _ops._relu_grad, [r(4), away_from_zero(4)]),
     ("Relu6", "", ad.nn.relu6, [np.array([-1.0, 0.5, 3.0, 5.5, 7.0])]),
+    ("SoftplusGrad", "fused rule", _ops._softplus_grad, [r(4), r(4)]),
     ("Relu6Grad", "fused rule", _ops._relu6_grad, [r(4), np.array([-1.0, 0.5, 5.5, 7.0])]),
     ("LeakyRelu", "alpha 0.3", lambda x: ad.nn.leaky_relu(x, 0.3), [away_from_zero(5)]),
     ("LeakyReluGrad", "fused rule", lambda g, x: _ops._leaky_relu_grad(g, x, 0.3), [r(4), away_from_zero(4)]),
@@ -211,7 +212,7 @@ LOOSE = {"Cast": dict(atol=1e-3, rtol=1e-3, delta=1e-2)}
 SECOND_ORDER = {"Add", "Sub", "Mul", "RealDiv", "Neg", "Square", "Sqrt", "Pow", "SquaredDifference", "Maximum",
                 "Minimum", "Abs", "Exp", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh", "Sigmoid", "TanhGrad", "SigmoidGrad", "SqrtGrad", "Reciprocal", "ReciprocalGrad",
                 "DivNoNan", "Relu",
-                "Softplus", "Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
+                "Softplus", "SoftplusGrad", "Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
                 "PadV2", "Einsum", "MatrixDiagPartV3", "MatrixInverse", "MatrixDeterminant", "MatrixSolve", "Sinh",
                 "Cosh", "Cumsum", "Cumprod", "Svd", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
                 "AvgPool", "AvgPoolGrad", "MaxPoolGrad", "MaxPoolGradGrad"}

@@ -337,3 +337,27 @@ def test_avg_pool_gradient_is_tfs_kernel_loop_for_loop(shape, k, s, padding, pad
     _, (got,) = _reverse(lambda v: ad.nn.avg_pool2d(v, k, s, padding), [x], g)
     want = _tf_avg_pool_grad(g, shape, k, s, pads)
     _same_bytes(got, want)
+
+
+def test_softplus_second_derivative_is_tfs_softplus_grad_grad():
+    # _SoftplusGradGrad: for x, grad·dy / (exp(−x) + 2 + exp(x)); for dy, SoftplusGrad's kernel again.
+    # (Through the chain rule of g / (exp(−x) + 1) the rounding is another.)
+    x, dy, u = _uniform(40, -3.0, 3.0), _uniform(41, -3.0, 3.0), _uniform(42, -3.0, 3.0)
+    _, (gdy, gx) = _reverse(_ops._softplus_grad, [dy, x], u)
+    d2 = (np.exp(-x) + F32(2)) + np.exp(x)
+    want = (u * dy) / d2
+    _same_bytes(gx, want)
+    _same_bytes(gdy, u / (np.exp(-x) + F32(1)))
+    e = np.exp(-x) + F32(1)
+    assert np.any((u * ((-dy / e) / e)) * -np.exp(-x) != want)  # the chain rule through RealDiv, Add, Exp, Neg
+    tdy, tx = _uniform(43, -3.0, 3.0), _uniform(44, -3.0, 3.0)
+    got = _tangent(_ops._softplus_grad, [dy, x], [tdy, tx])
+    _same_bytes(got, tdy / (np.exp(-x) + F32(1)) + (tx / d2) * dy)
+    xt = ad.constant(x)  # and softplus's second derivative through nested tapes is that rule's
+    with ad.GradientTape() as outer:
+        outer.watch(xt)
+        with ad.GradientTape() as inner:
+            inner.watch(xt)
+            y = ad.nn.softplus(xt)
+        first = inner.gradient(y, xt, output_gradients=ad.constant(dy))
+    _same_bytes(outer.gradient(first, xt, output_gradients=ad.constant(u)).numpy(), want)
