@@ -59,6 +59,10 @@ def _prod_grad(op, g):
     x, shape = op.inputs[0], op.in_shapes[0]
     axis = op.attrs["axis"]
     reduced = tuple(range(len(shape))) if axis is None else tuple(axis)
+    if len(reduced) == 1:  # (one axis: the running products along it are the packed ones, without moving it)
+        a = reduced[0]
+        others = mo._cumprod(x, a, True, False) * mo._cumprod(x, a, True, True)
+        return (_reduce_back(op, g) * others,)
     perm = reduced + tuple(i for i in range(len(shape)) if i not in reduced)
     moved = tuple(shape[i] for i in perm)
     if perm != tuple(range(len(shape))):
