@@ -144,11 +144,18 @@ def avg_pool(xp, x, ksize, strides, pads):
 
 
 def avg_pool_grad(xp, g, input_shape, ksize, strides, pads):
-    """Each window's gradient shared equally among the real inputs it covers."""
-    share = g / _counts(xp, input_shape, ksize, strides, pads, g.dtype)
+    """Each window's gradient shared equally among the real inputs it covers, in the order of TF's kernel.
+
+    TF's AvgPoolGrad multiplies by the reciprocal of the count (``1.0 / n`` in
+    double, then the dtype), not dividing by it, and adds the shares into the
+    inputs output position by output position, row-major: for one input that is
+    the windows' taps from the last to the first, so the taps run backwards here.
+    """
+    counts = _counts(xp, input_shape, ksize, strides, pads, g.dtype)
+    share = g * xp.astype(1.0 / xp.astype(counts, xp.float64), g.dtype)
     (top, bottom), (left, right) = pads
     dx = xp.zeros((g.shape[0], input_shape[1] + top + bottom, input_shape[2] + left + right, g.shape[3]),
                   dtype=g.dtype)
-    for r, q in _taps(ksize[0], ksize[1], strides, (1, 1), g.shape[1], g.shape[2]):
+    for r, q in reversed(list(_taps(ksize[0], ksize[1], strides, (1, 1), g.shape[1], g.shape[2]))):
         dx[:, r, q, :] = dx[:, r, q, :] + share
     return _crop(dx, pads, input_shape)

@@ -24,6 +24,11 @@ def _cumsum(x, axis, exclusive, reverse):
     return execute(_P["Cumsum"], (x,), {"axis": axis, "exclusive": exclusive, "reverse": reverse})
 
 
+def _cumprod(x, axis, exclusive, reverse):
+    """Running products along ``axis`` (an int in range), as TF's Cumprod; reduce_prod's gradient uses them."""
+    return execute(_P["Cumprod"], (x,), {"axis": axis, "exclusive": exclusive, "reverse": reverse})
+
+
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     """Running sums along ``axis``, as ``tf.math.cumsum``.
 

@@ -19,6 +19,7 @@ import math as _math
 import numpy as _np
 
 from . import _backend, _conv_kernels as ck, _direct_rules as dr, _kernels as kn, _math_ops as mo, _nn_ops as nno, _ops as o
+from . import _xent_ops as xo
 from ._registry import NOT_DIFFERENTIABLE as NONE, defop
 
 
@@ -52,15 +53,24 @@ def _extreme_grad(op, g):
 
 
 def _prod_grad(op, g):
-    # d prod / d x_i = product of the others, computed without dividing by zero.
-    (x,) = op.inputs[:1]
+    # d prod / d x_i = the product of the others, as TF's _ProdGrad computes it: the reduced axes packed
+    # into one, first; then the running products before and after each element (exclusive cumprods),
+    # multiplied.  No division, so zeros need no case of their own, and the bits are TF's.
+    x, shape = op.inputs[0], op.in_shapes[0]
     axis = op.attrs["axis"]
-    is_zero = o.equal(x, 0.0)
-    nonzero = o.where(is_zero, o.ones_like(x), x)
-    p = o.reduce_prod(nonzero, axis=axis, keepdims=True)
-    zeros = o.reduce_sum(o.cast(is_zero, x.dtype), axis=axis, keepdims=True)
-    others = o.where(is_zero, o.where(o.equal(zeros, 1.0), p, o.zeros_like(p)),
-                     o.where(o.equal(zeros, 0.0), p / nonzero, o.zeros_like(x)))
+    reduced = tuple(range(len(shape))) if axis is None else tuple(axis)
+    if len(reduced) == 1:  # (one axis: the running products along it are the packed ones, without moving it)
+        a = reduced[0]
+        others = mo._cumprod(x, a, True, False) * mo._cumprod(x, a, True, True)
+        return (_reduce_back(op, g) * others,)
+    perm = reduced + tuple(i for i in range(len(shape)) if i not in reduced)
+    moved = tuple(shape[i] for i in perm)
+    if perm != tuple(range(len(shape))):
+        x = o.transpose(x, perm=list(perm))
+    packed = o.reshape(x, (_math.prod(moved[:len(reduced)]), _math.prod(moved[len(reduced):])))
+    others = o.reshape(mo._cumprod(packed, 0, True, False) * mo._cumprod(packed, 0, True, True), moved)
+    if perm != tuple(range(len(shape))):
+        others = o.transpose(others, perm=[perm.index(i) for i in range(len(shape))])
     return (_reduce_back(op, g) * others,)
 
 
@@ -145,6 +155,19 @@ def _softmax_grad(op, g):
 def _log_softmax_grad(op, g):
     y, axis = op.outputs[0], op.attrs["axis"]
     return (g - o.exp(y) * o.reduce_sum(g, axis=axis, keepdims=True),)
+
+
+def _softmax_jvp(op, t):
+    # TF transposes _softmax_grad: ṫ·s − Σ(ṫ·s)·s, not (ṫ − Σ(ṫ·s))·s, so the last digit is TF's
+    y, axis = op.outputs[0], op.attrs["axis"]
+    ts = t[0] * y
+    return ts - o.reduce_sum(ts, axis=axis, keepdims=True) * y
+
+
+def _sigmoid_grad_grad(u, y, b):
+    # TF's _SigmoidGradGrad: gb − 2·gb·y with gb = u·b (not u·b·(1 − 2y): another rounding)
+    gb = u * b
+    return gb - (2.0 * gb) * y
 
 
 def _minmax_grad(pick_x):
@@ -259,6 +282,9 @@ def _einsum_jvp(op, t):
 # Elementwise helpers so the forward stays in the array namespace.
 _SELU_SCALE = 1.0507009873554804934193349852946
 _SELU_ALPHA = 1.6732632423543772848170429916717
+# SeluGrad's own constant (relu_op_functor.h): in float64 it is one unit in the last place above
+# _SELU_SCALE * _SELU_ALPHA as Python multiplies them.
+_SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
 _TWO_OVER_SQRT_PI = 2.0 / _math.sqrt(_math.pi)
 
 
@@ -269,8 +295,14 @@ def _erf_times(g, x):
     return (g * _TWO_OVER_SQRT_PI) * o.exp(-o.square(x))
 
 
-def _softplus_grad(g, x):
-    return g / (o.exp(-x) + 1.0)
+def _softplus_second(x):
+    """The denominator of TF's _SoftplusGradGrad: exp(−x) + 2 + exp(x), added in that order."""
+    return o.exp(-x) + 2.0 + o.exp(x)
+
+
+def _softplus_grad_grad(op, u):
+    dy, x = op.inputs
+    return o._softplus_grad(u, x), (None if dy is None else (u * dy) / _softplus_second(x))
 
 
 def _erf(xp, x):
@@ -405,12 +437,25 @@ def _adjust_contrast(xp, images, factor):
 
 
 def _cumsum(xp, x, axis, exclusive, reverse):
+    return _running(xp, x, axis, exclusive, reverse, product=False)
+
+
+def _cumprod(xp, x, axis, exclusive, reverse):
+    return _running(xp, x, axis, exclusive, reverse, product=True)
+
+
+def _running(xp, x, axis, exclusive, reverse, product):
+    """A running sum or product along ``axis``, left to right (or from the end), as TF's Cumsum and Cumprod."""
     if reverse:
         x = xp.flip(x, axis=axis)
-    total = getattr(xp, "cumulative_sum", None) or xp.cumsum
+    if product:
+        total = getattr(xp, "cumulative_prod", None) or xp.cumprod
+    else:
+        total = getattr(xp, "cumulative_sum", None) or xp.cumsum
     out = total(x, axis=axis, dtype=x.dtype)
-    if exclusive:  # shift by one along the axis: the sum of the elements before, 0 first
-        head = xp.zeros(tuple(1 if i == axis else d for i, d in enumerate(x.shape)), dtype=x.dtype)
+    if exclusive:  # shift by one along the axis: the elements before, the empty sum (0) or product (1) first
+        head = (xp.ones if product else xp.zeros)(tuple(1 if i == axis else d for i, d in enumerate(x.shape)),
+                                                  dtype=x.dtype)
         body = out[tuple(slice(0, -1) if i == axis else slice(None) for i in range(x.ndim))]
         out = xp.concat([head, body], axis=axis)
     return xp.flip(out, axis=axis) if reverse else out
@@ -420,6 +465,19 @@ def _cumsum_rule(op, g):
     # The transpose of a running sum is the running sum the other way.
     a = op.attrs
     return (mo._cumsum(g, a["axis"], a["exclusive"], not a["reverse"]),)
+
+
+def _cumprod_rule(op, g):
+    # TF's _CumprodGrad: div_no_nan(cumsum(prod · g) the other way, x), prod the running product itself
+    x, a = op.inputs[0], op.attrs
+    running = mo._cumsum(op.outputs[0] * g, a["axis"], a["exclusive"], not a["reverse"])
+    return (o.divide_no_nan(running, x),)
+
+
+def _cumprod_jvp(op, t):
+    # _CumprodGrad transposed: prod · cumsum(div_no_nan(ẋ, x)) the same way
+    a = op.attrs
+    return op.outputs[0] * mo._cumsum(o.divide_no_nan(t[0], op.inputs[0]), a["axis"], a["exclusive"], a["reverse"])
 
 
 def _svd(xp, a):
@@ -575,7 +633,7 @@ defop("ReciprocalGrad", lambda xp, y, g: _reciprocal_grad(xp, y, g),
 # Fused as in TF, and like TF's kernel a zero upstream gives 0, never 0/0:
 # ``where(x > 0, sqrt(x), 0)`` has a finite gradient at x <= 0.  (y: sqrt's output.)
 defop("SqrtGrad", lambda xp, y, g: 0.5 * g / xp.where(g == 0, xp.ones_like(y), y),
-      lambda op, u: (None if op.outputs[0] is None else -(u / op.inputs[0]) * op.outputs[0], 0.5 * u / op.inputs[0]),
+      lambda op, u: (None if op.outputs[0] is None else -(u / op.inputs[0]) * op.outputs[0], 0.5 * (u / op.inputs[0])),
       save={0: (0, 1)}, save_output=(0,),
       jvp=lambda op, t: (0.5 * t[1] - t[0] * op.outputs[0]) / op.inputs[0],
       show=('b / (2a)   (a = √x, b: upstream)', '−b/(2a²)', '1/(2a)'))
@@ -584,7 +642,7 @@ defop("Pow",      kn.power,                                          _pow_grad, 
       direct=dr.power, show=('a^b', 'b·a^(b−1)', 'a^b·ln a'))
 defop("SquaredDifference", lambda xp, x, y: xp.square(x - y),
       lambda op, g: ((2.0 * g) * (op.inputs[0] - op.inputs[1]), (-2.0 * g) * (op.inputs[0] - op.inputs[1])), save="all",
-      jvp=lambda op, t: (2.0 * (op.inputs[0] - op.inputs[1])) * (t[0] - t[1]),
+      jvp=lambda op, t: 2.0 * ((t[0] - t[1]) * (op.inputs[0] - op.inputs[1])),
       show=('(a − b)²', '2(a − b)', '−2(a − b)'))
 defop("Maximum",  lambda xp, x, y: xp.maximum(x, y),             _minmax_grad(lambda x, y: o.greater_equal(x, y)), save="all",
       jvp=lambda op, t: o.where(o.greater_equal(op.inputs[0], op.inputs[1]), t[0], t[1]),
@@ -650,12 +708,12 @@ defop("Sigmoid",  _sigmoid,                                      lambda op, g: (
 defop("TanhGrad", kn.tanh_grad,
       lambda op, u: (None if op.inputs[1] is None else -2.0 * u * op.inputs[1] * op.inputs[0],
                      o._tanh_grad(op.inputs[0], u)), save={0: (0, 1), 1: (0,)},
-      jvp=lambda op, t: o._tanh_grad(op.inputs[0], t[1]) - 2.0 * op.inputs[1] * op.inputs[0] * t[0],
+      jvp=lambda op, t: o._tanh_grad(op.inputs[0], t[1]) + ((t[0] * op.inputs[0]) * op.inputs[1]) * -2.0,
       show=('b·(1 − a²)   (a = tanh(x), b: upstream)', '−2ab', '1 − a²'))
 defop("SigmoidGrad", kn.sigmoid_grad,
-      lambda op, u: (None if op.inputs[1] is None else u * op.inputs[1] * (1.0 - 2.0 * op.inputs[0]),
+      lambda op, u: (None if op.inputs[1] is None else _sigmoid_grad_grad(u, op.inputs[0], op.inputs[1]),
                      o._sigmoid_grad(op.inputs[0], u)), save={0: (0, 1), 1: (0,)},
-      jvp=lambda op, t: o._sigmoid_grad(op.inputs[0], t[1]) + op.inputs[1] * (1.0 - 2.0 * op.inputs[0]) * t[0],
+      jvp=lambda op, t: o._sigmoid_grad(op.inputs[0], t[1]) + (t[0] - 2.0 * (t[0] * op.inputs[0])) * op.inputs[1],
       show=('b·a·(1 − a)   (a = σ(x), b: upstream)', 'b·(1 − 2a)', 'a·(1 − a)'))
 # Neural-network
 defop("Relu",     lambda xp, x: xp.maximum(x, 0),
@@ -690,24 +748,35 @@ defop("Elu",      lambda xp, x: xp.where(x > 0, x, xp.expm1(xp.minimum(x, xp.zer
       jvp=lambda op, t: o.where(o.less(op.outputs[0], 0.0), t[0] * (op.outputs[0] + 1.0), t[0]),
       show=('a where a > 0, else exp(a) − 1', '1 where a > 0, else exp(a)'))
 defop("Selu",     lambda xp, x: _SELU_SCALE * xp.where(x > 0, x, _SELU_ALPHA * xp.expm1(xp.minimum(x, xp.zeros_like(x)))),
-      lambda op, g: (o.where(o.less(op.outputs[0], 0.0), g * (op.outputs[0] + _SELU_SCALE * _SELU_ALPHA),
+      lambda op, g: (o.where(o.less(op.outputs[0], 0.0), g * (op.outputs[0] + _SELU_SCALE_ALPHA),
                              g * _SELU_SCALE),), save_output=True,
-      jvp=lambda op, t: o.where(o.less(op.outputs[0], 0.0), t[0] * (op.outputs[0] + _SELU_SCALE * _SELU_ALPHA),
+      jvp=lambda op, t: o.where(o.less(op.outputs[0], 0.0), t[0] * (op.outputs[0] + _SELU_SCALE_ALPHA),
                                 t[0] * _SELU_SCALE),
       show=('λ·a where a > 0, else λα·(exp(a) − 1)', 'λ where a > 0, else λα·exp(a)'))
 defop("Softsign", lambda xp, x: x / (1 + xp.abs(x)),
       lambda op, g: (g / o.square(1.0 + o.abs(op.inputs[0])),), save="all",
       jvp=lambda op, t: t[0] / o.square(1.0 + o.abs(op.inputs[0])),
       show=('a / (1 + |a|)', '1 / (1 + |a|)²'))
-defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g: (_softplus_grad(g, op.inputs[0]),),
-      save="all", jvp=lambda op, t: _softplus_grad(t[0], op.inputs[0]),
+defop("Softplus", lambda xp, x: xp.logaddexp(x, xp.zeros_like(x)), lambda op, g: (o._softplus_grad(g, op.inputs[0]),),
+      save="all", jvp=lambda op, t: o._softplus_grad(t[0], op.inputs[0]),
       show=('log(1 + exp(a))', 'σ(a)'))
+# Fused as in TF (its SoftplusGrad kernel, g / (exp(−x) + 1)); its own rule is TF's _SoftplusGradGrad.
+defop("SoftplusGrad", lambda xp, g, x: g / (xp.exp(-x) + 1.0), _softplus_grad_grad, save={0: (1,), 1: (0, 1)},
+      jvp=lambda op, t: o._softplus_grad(t[0], op.inputs[1]) + (t[1] / _softplus_second(op.inputs[1])) * op.inputs[0],
+      show=('a / (exp(−b) + 1)   (a: upstream, b = x)', '1 / (exp(−b) + 1)', 'a / (exp(−b) + 2 + exp(b))'))
 defop("Softmax",  _softmax,                                      _softmax_grad, save_output=True,
-      jvp=lambda op, t: (t[0] - o.reduce_sum(t[0] * op.outputs[0], axis=op.attrs["axis"], keepdims=True)) * op.outputs[0],
+      jvp=_softmax_jvp,
       show=('softmax(a)', 'diag(s) − s·sᵀ (s = softmax(a))'))
 defop("LogSoftmax", _log_softmax,                                _log_softmax_grad, save_output=True,
       jvp=lambda op, t: t[0] - o.reduce_sum(o.exp(op.outputs[0]) * t[0], axis=op.attrs["axis"], keepdims=True),
       show=('log softmax(a)', 'I − softmax(a) per row'))
+# Fused as in TF (nn_grad.py): the gradient is the kernel's softmax(a) − b, not the chain rule through log softmax
+defop("SoftmaxCrossEntropyWithLogits", xo.loss,                  xo.grad, save="all",
+      jvp=xo.jvp,
+      show=('Σ b·(log Σ exp(a) − a)   (a: logits, b: labels)', 'softmax(a) − b', '−log softmax(a)'))
+defop("SparseSoftmaxCrossEntropyWithLogits", xo.sparse_loss,     xo.grad, save="all",
+      jvp=xo.jvp,
+      show=('log Σ exp(a) − a[b]   (a: logits, b: the label)', 'softmax(a) − onehot(b)', 'none (class indices)'))
 # Reductions (axis: a tuple of non-negative ints or None)
 defop("Sum",      kn.reduce_sum,
       lambda op, g: (_reduce_back(op, g),),
@@ -715,7 +784,8 @@ defop("Sum",      kn.reduce_sum,
       direct=dr.reduce_sum, show=('Σ a', '1 for every element'))
 defop("Mean",     _mean,
       lambda op, g: (_reduce_back(op, o._div(g, o._const(float(_count(op)), g))),),  # divide, then spread: n times less work
-      jvp=lambda op, t: o.reduce_mean(t[0], axis=op.attrs["axis"], keepdims=op.attrs["keepdims"]),
+      jvp=lambda op, t: o.reduce_sum(o._div(t[0], o._const(float(_count(op)), t[0])), axis=op.attrs["axis"],
+                                     keepdims=op.attrs["keepdims"]),  # TF's transpose: each t/n, then the sum
       direct=dr.reduce_mean, show=('mean(a)', '1/n for every element'))
 defop("Max",      lambda xp, x, axis, keepdims: xp.max(x, axis=axis, keepdims=keepdims),   _extreme_grad, save="all", save_output=True,
       jvp=_extreme_jvp,
@@ -730,6 +800,9 @@ defop("Prod",     lambda xp, x, axis, keepdims: xp.prod(x, axis=axis, keepdims=k
 defop("Cumsum",   _cumsum,                                       _cumsum_rule,
       jvp=lambda op, t: mo._cumsum(t[0], op.attrs["axis"], op.attrs["exclusive"], op.attrs["reverse"]),
       show=('cumsum(a): a₀, a₀ + a₁, …', 'the running sum of the upstream, run the other way'))
+defop("Cumprod",  _cumprod,                                      _cumprod_rule, save="all", save_output=True,
+      jvp=_cumprod_jvp,
+      show=('cumprod(a): a₀, a₀·a₁, …', 'the running sum of upstream · output, run the other way, over a'))
 defop("ArgMax",   lambda xp, x, axis: xp.astype(xp.argmax(x, axis=axis), xp.int64),      NONE,
       show=('argmax(a)',))
 defop("ArgMin",   lambda xp, x, axis: xp.astype(xp.argmin(x, axis=axis), xp.int64),      NONE,
@@ -831,7 +904,7 @@ defop("MatrixDiagPartV3", lambda xp, x: _diagonal(xp, x),
 defop("MatrixInverse", lambda xp, a: xp.linalg.inv(a),
       lambda op, g: (-o.matmul(op.outputs[0], o.matmul(g, op.outputs[0], transpose_b=True), transpose_a=True),),
       save_output=True,
-      jvp=lambda op, t: -o.matmul(op.outputs[0], o.matmul(t[0], op.outputs[0])),
+      jvp=lambda op, t: -o.matmul(o.matmul(op.outputs[0], t[0]), op.outputs[0]),  # TF's transpose: (A⁻¹·ȧ)·A⁻¹
       show=('A⁻¹', '−A⁻ᵀ · upstream · A⁻ᵀ'))
 defop("MatrixDeterminant", lambda xp, a: xp.linalg.det(a),     _det_grad, save="all", save_output=True,
       jvp=lambda op, t: op.outputs[0] * o.reduce_sum(o._matrix_t(o.inv(op.inputs[0])) * t[0], axis=(-2, -1)),

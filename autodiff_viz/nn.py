@@ -1,15 +1,14 @@
 """``ad.nn``: activations and losses (as ``tf.nn``)."""
 from __future__ import annotations
 
-import math as _math
-
-from . import _ops as o
+from . import _ops as o, _xent_ops
 from ._missing import missing_api as _missing_api
 from ._ops import relu, sigmoid, softplus, tanh  # noqa: F401
 from ._nn_ops import avg_pool2d, conv2d, max_pool2d  # noqa: F401
 from .extend import InvalidArgumentError, as_tensor, execute, numeric
 from .extend import PRIMITIVES as _P
 from ._context import name_scope
+from ._custom import custom_gradient
 
 
 def _one_axis(axis, x, op):
@@ -29,13 +28,14 @@ def log_softmax(logits, axis=-1, name=None):
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
-    """``-sum(labels * log_softmax(logits))`` along ``axis``."""
+    """``-sum(labels * log_softmax(logits))`` along ``axis``, one fused op with TF's gradient ``softmax − labels``."""
     logits = as_tensor(logits)
     labels = as_tensor(labels, logits, "softmax_cross_entropy_with_logits")
     if labels.shape != logits.shape:
         raise ValueError(f"softmax_cross_entropy_with_logits: labels {labels.shape} and logits {logits.shape} differ")
+    logits = numeric(logits, "SoftmaxCrossEntropyWithLogits", "real")
     with name_scope("softmax_cross_entropy"):
-        return -o.reduce_sum(labels * log_softmax(logits, axis=axis), axis=axis)
+        return _xent_ops.softmax_xent(logits, labels, _one_axis(axis, logits, "SoftmaxCrossEntropyWithLogits"))
 
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
@@ -93,17 +93,36 @@ def gelu(features, approximate=False, name=None):
     """
     x = numeric(features, "gelu", "real")
     with name_scope("Gelu"):
+        # TF's nn_ops.gelu, op for op (pow(x, 3), not x·x·x; x / √2, not x · (1/√2)): its bits and its gradient's
         if approximate:
-            c = _math.sqrt(2.0 / _math.pi)
-            return 0.5 * x * (1.0 + o.tanh(c * (x + 0.044715 * (x * x * x))))
-        return 0.5 * x * (1.0 + o.erf(x * (1.0 / _math.sqrt(2.0))))
+            return 0.5 * x * (1.0 + o.tanh(0.7978845608028654 * (x + 0.044715 * o.pow(x, 3.0))))
+        return 0.5 * x * (1.0 + o.erf(x / 1.4142135623730951))
 
 
 def swish(features, beta=1.0, name=None):
-    """``x * sigmoid(beta * x)`` (also ``silu``)."""
+    """``x * sigmoid(beta * x)`` (also ``silu``), with TF's own gradient (a custom gradient in TF too).
+
+    For ``x``: ``dy · σ(βx)·(1 + βx·(1 − σ(βx)))``; for ``beta``:
+    ``Σ dy·x²·σ(βx)·(1 − σ(βx))``.  As TF, ``beta`` becomes a tensor and then
+    takes ``x``'s dtype (a Python float is float32 first).
+
+    >>> round(float(swish(as_tensor(1.0))), 6)
+    0.731059
+    """
     x = numeric(features, "swish", "real")
+    beta = o.cast(as_tensor(beta), x.dtype)
     with name_scope("swish"):
-        return x * o.sigmoid(beta * x)
+        return _swish(x, beta)
+
+
+@custom_gradient
+def _swish(features, beta):
+    def grad(dy):
+        # nn_impl.py's rule, op for op, so the bits are TF's (not the chain rule through Mul and Sigmoid)
+        s = o.sigmoid(beta * features)
+        activation_grad = s * (1.0 + (beta * features) * (1.0 - s))
+        return dy * activation_grad, o.reduce_sum(dy * o.square(features) * s * (1.0 - s))
+    return features * o.sigmoid(beta * features), grad
 
 
 silu = swish
@@ -134,8 +153,7 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         raise InvalidArgumentError(f"SparseSoftmaxCrossEntropyWithLogits: received a label value of {bad} which is "
                                    f"outside the valid range of [0, {n})")
     with name_scope("sparse_softmax_cross_entropy"):
-        picked = o.one_hot(labels, n, dtype=logits.dtype)
-        return -o.reduce_sum(picked * log_softmax(logits), axis=-1)
+        return _xent_ops.sparse_softmax_xent(logits, labels)
 
 
 def moments(x, axes, shift=None, keepdims=False, name=None):

@@ -124,7 +124,7 @@ assert len(losses) == 80 and np.mean(losses[-8:]) < 0.1 * losses[0] and accuracy
 #
 # ## One convolution's backward pass
 #
-# The player below steps through the recorded first step: thirteen ops forward on a batch of 8 images, their rules
+# The player below steps through the recorded first step: ten ops forward on a batch of 8 images, their rules
 # backward. Click the
 # `Conv2D` node (or step to it) for the picture this notebook is about.
 
@@ -134,14 +134,15 @@ anim
 
 # %% [markdown]
 # *Picture description:* an interactive player. The graph runs from the images and the kernel through `Conv2D`,
-# `Add` (the bias), `Relu`, `MaxPool`, `Reshape` (Flatten), `MatMul` and `Add` (the Dense layer) to the loss ops;
+# `Add` (the bias), `Relu`, `MaxPool`, `Reshape` (Flatten), `MatMul` and `Add` (the Dense layer) to the loss: one
+# fused `SparseSoftmaxCrossEntropyWithLogits` op, as in TensorFlow, then `Sum` and `RealDiv` for the batch's mean;
 # buttons, a slider, and beside the graph the current step's text and the table of gradients accumulated so far.
 #
 # The convolution's forward step shows one output position and the numbers that made it:
 
 # %%
 titles = [s["title"] for s in anim.steps]
-forward = anim.steps[titles.index("Forward 1/13: Conv2D")]
+forward = anim.steps[titles.index("Forward 1/10: Conv2D")]
 print("\n".join(forward["lines"][3:]))
 
 # %% [markdown]
@@ -164,11 +165,11 @@ np.testing.assert_allclose(shown, (patch * kernel0).sum(), rtol=1e-3, atol=1e-4)
 # Now the convolution's backward step, drawn as a still frame:
 
 # %%
-backward_index = titles.index("Backward step 13: Conv2D")
+backward_index = titles.index("Backward step 10: Conv2D")
 fig = anim.frame(backward_index)
 
 # %% [markdown]
-# *Picture description:* the same graph at backward step 13: the `Conv2D` node is highlighted and numbered 13 (the
+# *Picture description:* the same graph at backward step 10: the `Conv2D` node is highlighted and numbered 10 (the
 # last rule to run), and `conv/kernel` has just received its gradient. The text beside it gives the rule (each
 # output is Σ patch · W; the kernel's gradient sums patch ⊗ upstream over the positions), says that `const₁` (the
 # images, which are not a source) gets nothing and that 3×3×1×4 values go to `conv/kernel`, then follows the one
@@ -211,16 +212,16 @@ np.testing.assert_allclose(d_kernel.numpy()[:, :, 0, 0], patch, rtol=1e-6)
 # step).
 
 # %%
-pool_step = anim.steps[titles.index("Backward step 10: MaxPool")]
+pool_step = anim.steps[titles.index("Backward step 7: MaxPool")]
 share_at = next(k for k, t in enumerate(pool_step["lines"]) if t.startswith("The output at"))
 print("\n".join(pool_step["lines"][share_at:]))
 pool_text = "\n".join(pool_step["lines"])
 assert f"All of g goes to the window's maximum (row {r}, col {c})" in pool_text  # the convolution's position
 assert float(re.search(r"received upstream g = (\S+)\.", pool_text).group(1)) == g  # and the same g
-fig = anim.frame(titles.index("Backward step 10: MaxPool"))
+fig = anim.frame(titles.index("Backward step 7: MaxPool"))
 
 # %% [markdown]
-# *Picture description:* the graph at backward step 10, with the `MaxPool` node highlighted and `Relu` just
+# *Picture description:* the graph at backward step 7, with the `MaxPool` node highlighted and `Relu` just
 # receiving its gradient. Its text gives the rule (1 at each window's first maximum, 0 elsewhere), names one pooled
 # output (image 0, filter 0) and the upstream gradient g it received, then the 2×2 window of `Relu`'s output it read
 # as a grid: the maximum, in brackets, receives g; the other three cells 0. It is the same g that the convolution's

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz import _image_ops, _nn_ops, _ops, _registry
+from autodiff_viz import _image_ops, _math_ops, _nn_ops, _ops, _registry
 from gradcheck import check_gradients
 
 rng = np.random.default_rng(1234)
@@ -126,6 +126,7 @@ CASES = [
     ("Tanh", "gelu, tanh approximation", lambda x: ad.nn.gelu(x, approximate=True), [r(4)]),
     ("ReluGrad", "fused rule", _ops._relu_grad, [r(4), away_from_zero(4)]),
     ("Relu6", "", ad.nn.relu6, [np.array([-1.0, 0.5, 3.0, 5.5, 7.0])]),
+    ("SoftplusGrad", "fused rule", _ops._softplus_grad, [r(4), r(4)]),
     ("Relu6Grad", "fused rule", _ops._relu6_grad, [r(4), np.array([-1.0, 0.5, 5.5, 7.0])]),
     ("LeakyRelu", "alpha 0.3", lambda x: ad.nn.leaky_relu(x, 0.3), [away_from_zero(5)]),
     ("LeakyReluGrad", "fused rule", lambda g, x: _ops._leaky_relu_grad(g, x, 0.3), [r(4), away_from_zero(4)]),
@@ -136,8 +137,12 @@ CASES = [
     # Integer-division family (float operands away from the jumps of floor).
     ("FloorMod", "", ad.math.floormod, [np.array([0.3, 1.4, -0.45]), np.array([1.0, 0.8, 0.7])]),
     # Losses and statistics built from rows above.
-    ("LogSoftmax", "sparse softmax cross entropy",
+    ("SparseSoftmaxCrossEntropyWithLogits", "",
      lambda x: ad.nn.sparse_softmax_cross_entropy_with_logits(ad.constant([2, 0]), x), [r(2, 3)]),
+    ("SoftmaxCrossEntropyWithLogits", "labels summing to 1",
+     lambda x, y: ad.nn.softmax_cross_entropy_with_logits(ad.nn.softmax(y), x), [r(2, 3), r(2, 3)]),
+    ("SoftmaxCrossEntropyWithLogits", "axis 0",
+     lambda x, y: ad.nn.softmax_cross_entropy_with_logits(ad.nn.softmax(y, axis=0), x, axis=0), [r(3, 2), r(3, 2)]),
     ("Mean", "reduce_variance", lambda x: ad.math.reduce_variance(x, axis=0), [r(3, 2)]),
     ("Sqrt", "reduce_std", lambda x: ad.math.reduce_std(x, axis=1), [r(2, 3)]),
     ("Sqrt", "norm, euclidean", ad.norm, [r(2, 3)]),
@@ -163,6 +168,8 @@ CASES = [
     ("Cosh", "", ad.math.cosh, [r(3)]),
     ("Cumsum", "axis 1", lambda x: ad.cumsum(x, axis=1), [r(2, 4)]),
     ("Cumsum", "exclusive, reverse", lambda x: ad.math.cumsum(x, axis=0, exclusive=True, reverse=True), [r(3, 2)]),
+    ("Cumprod", "axis 1 (reduce_prod's gradient)", lambda x: _math_ops._cumprod(x, 1, False, False), [r(2, 4)]),
+    ("Cumprod", "exclusive, reverse", lambda x: _math_ops._cumprod(x, 0, True, True), [r(3, 2)]),
     ("Svd", "singular values", lambda a: ad.linalg.svd(a, compute_uv=False), [_distinct_singular(3, 2)]),
     ("Svd", "u and v, sign-free (squares and u_k v_kᵀ)", _svd_sign_free, [_distinct_singular(2, 3)]),
     ("Svd", "square, batched", lambda a: _svd_sign_free(a), [np.stack([_distinct_singular(3, 3)] * 2)]),
@@ -205,9 +212,9 @@ LOOSE = {"Cast": dict(atol=1e-3, rtol=1e-3, delta=1e-2)}
 SECOND_ORDER = {"Add", "Sub", "Mul", "RealDiv", "Neg", "Square", "Sqrt", "Pow", "SquaredDifference", "Maximum",
                 "Minimum", "Abs", "Exp", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh", "Sigmoid", "TanhGrad", "SigmoidGrad", "SqrtGrad", "Reciprocal", "ReciprocalGrad",
                 "DivNoNan", "Relu",
-                "Softplus", "Softmax", "LogSoftmax", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
+                "Softplus", "SoftplusGrad", "Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Erf", "ReluGrad", "Relu6", "LeakyRelu", "Elu", "Selu", "Softsign",
                 "PadV2", "Einsum", "MatrixDiagPartV3", "MatrixInverse", "MatrixDeterminant", "MatrixSolve", "Sinh",
-                "Cosh", "Cumsum", "Svd", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
+                "Cosh", "Cumsum", "Cumprod", "Svd", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
                 "AvgPool", "AvgPoolGrad", "MaxPoolGrad", "MaxPoolGradGrad"}
 
 

@@ -73,9 +73,7 @@ class MeanSquaredError(Loss):
         return o.reduce_mean(o.square(y_pred - _same_shape(y_true, y_pred, "MeanSquaredError")), axis=-1)
 
 
-def _log_probabilities(y_pred, from_logits):
-    if from_logits:
-        return nn.log_softmax(y_pred, axis=-1)
+def _log_probabilities(y_pred):
     # As Keras: rows rescaled to sum to 1, then clipped away from 0 and 1.
     p = y_pred / o.reduce_sum(y_pred, axis=-1, keepdims=True)
     return o.log(o.clip_by_value(p, EPSILON, 1.0 - EPSILON))
@@ -93,7 +91,9 @@ class CategoricalCrossentropy(Loss):
         if self.label_smoothing:
             n = y_pred.shape[-1]
             y_true = y_true * (1.0 - self.label_smoothing) + self.label_smoothing / n
-        return -o.reduce_sum(y_true * _log_probabilities(y_pred, self.from_logits), axis=-1)
+        if self.from_logits:  # as Keras on TF: the fused op, and so TF's gradient, softmax − labels
+            return nn.softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+        return -o.reduce_sum(y_true * _log_probabilities(y_pred), axis=-1)
 
 
 class SparseCategoricalCrossentropy(Loss):
@@ -115,7 +115,7 @@ class SparseCategoricalCrossentropy(Loss):
             raise InvalidArgumentError(f"SparseCategoricalCrossentropy: received a label value of {bad} which is "
                                        f"outside the valid range of [0, {n})")
         picked = o.one_hot(labels, n, dtype=y_pred.dtype)
-        return -o.reduce_sum(picked * _log_probabilities(y_pred, False), axis=-1)
+        return -o.reduce_sum(picked * _log_probabilities(y_pred), axis=-1)
 
 
 def class_indices(y_true, y_pred, who):
