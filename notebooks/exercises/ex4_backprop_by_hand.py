@@ -64,9 +64,10 @@ assert not wrong.passed and wrong.marked_label == "logits" and "forgot the 1/n o
 
 # %% [markdown]
 # *Picture description:* the verdict "Not yet" names the slip ("you forgot the 1/n of a mean (n = 4)") and the
-# upstream × local step that makes the right answer (`LogSoftmax`'s upstream times its rule "I − softmax(a) per
-# row"). Below it, the graph of the forward code: `X` and `W1` into `MatMul`, then `z1`, `h`, a second `MatMul`
-# with `W2`, then `logits`, then the cross-entropy's ops (`LogSoftmax`, `Mul`, `Sum`, `Neg`) and `loss`. The
+# upstream × local step that makes the right answer (the cross-entropy op's upstream, 0.25 for each of the 4
+# examples, times its rule "softmax(a) − onehot(b)"). Below it, the graph of the forward code: `X` and `W1` into
+# `MatMul`, then `z1`, `h`, a second `MatMul` with `W2`, then `logits`, then the cross-entropy as one op, as in
+# TensorFlow (`SparseSoftmaxCrossEntropyWithLogits`), and `loss`. The
 # `logits` box is filled light vermillion with a ✗ and the note "dlogits: expected …, got …"; the legend says the
 # mark is "where your backward pass first differs from the tape's".
 #
