@@ -47,10 +47,10 @@ import numpy as _np
 from . import _direct_rules, _registry
 from ._gradient_sums import add_values, unbroadcast
 from ._backend import _NUMPY_TYPES
-from ._record import _LET_GO, FLOATING, IN_SHAPES, OUT_DTYPE, PRIM, RULE, released
+from ._record import _LET_GO, FACTS, FLOATING, IN_IDS, IN_SHAPES, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, released
 from ._tensor import _wrap
 
-_FACTS = _operator.itemgetter(PRIM, IN_SHAPES, OUT_DTYPE, RULE)  # what a pass checks of each record first
+_CHECKED = _operator.itemgetter(PRIM, IN_SHAPES, OUT_DTYPE, RULE)  # what a pass checks of each record first
 
 _PASSES: dict = {}  # key -> the passes written for it (a few: one key can stand for different tapes)
 _SEEN: dict = {}    # key -> how many times a tape of that key was differentiated without a pass that fits
@@ -112,17 +112,17 @@ def write(records: list, reach, target_id: int, asked: tuple):
     n = len(records)
     produced = {}
     for k in range(n):
-        produced[records[k][2]] = k
+        produced[records[k][OUT_ID]] = k
     position = {}
     for j, s in enumerate(asked):
         position.setdefault(s, j)
     if target_id not in produced or records[produced[target_id]][OUT_DTYPE].__class__ not in FLOATING:
         return None
     for s in position:  # every source comes into the pass as an input or as a result: else nothing checks it
-        if s not in produced and not any(s in rec[1] for rec in records):
+        if s not in produced and not any(s in rec[IN_IDS] for rec in records):
             return None
     env = {"released": released, "LET_GO": _LET_GO, "wrap": _wrap, "fix": _fix, "add": add_values,
-           "sum_leading": _direct_rules.sum_leading, "FACTS": _FACTS}
+           "sum_leading": _direct_rules.sum_leading, "CHECKED": _CHECKED}
     facts = []  # each record's primitive, input shapes, output dtype and own rule: compared in one pass (in C)
     tests = []  # where each input came from, each source, and that no rule was registered since
     rules = {}  # primitive -> the rule it had when the pass was written
@@ -133,31 +133,31 @@ def write(records: list, reach, target_id: int, asked: tuple):
         if own_rule is not None or direct not in _direct_rules.ALWAYS:
             if own_rule is not None or direct not in _direct_rules.UNLESS_OUTPUT_KEPT or output is not None:
                 return None
-            tests.append(f"r{k}[11] is not None")  # (and none may be kept when the pass runs)
+            tests.append(f"r{k}[{OUTPUT}] is not None")  # (and none may be kept when the pass runs)
         rules.setdefault(prim, prim.grad)
         facts.append((prim, in_shapes, out_dtype, None))
         for i, tid in enumerate(in_ids):
             p = produced.get(tid)
             if p is not None and p < k:
-                tests.append(f"r{k}[1][{i}] != r{p}[2]")
+                tests.append(f"r{k}[{IN_IDS}][{i}] != r{p}[{OUT_ID}]")
             elif tid in position and tid in reach:
-                tests.append(f"r{k}[1][{i}] != asked[{position[tid]}]")
+                tests.append(f"r{k}[{IN_IDS}][{i}] != asked[{position[tid]}]")
             elif tid not in reach:
-                tests.append(f"r{k}[1][{i}] in reach")
+                tests.append(f"r{k}[{IN_IDS}][{i}] in reach")
             else:
                 return None  # watched, not asked: the general pass decides
     env["EXPECTED"] = tuple(facts)
     for m, (prim, grad) in enumerate(rules.items()):  # a rule registered since: this pass is not its
         env[f"Q{m}"], env[f"G{m}"] = prim, grad
         tests.append(f"Q{m}.grad is not G{m}")
-    tests.append(f"r{produced[target_id]}[2] != target_id")
+    tests.append(f"r{produced[target_id]}[{OUT_ID}] != target_id")
     for s, j in position.items():
         if s in produced:
-            tests.append(f"asked[{j}] != r{produced[s]}[2]")
+            tests.append(f"asked[{j}] != r{produced[s]}[{OUT_ID}]")
         elif s in reach:
             tests.append(f"asked[{j}] not in reach")
     names = ", ".join(f"r{k}" for k in range(n))
-    check = [f"    if len(records) != {n} or len(asked) != {len(asked)} or tuple(map(FACTS, records)) != EXPECTED:",
+    check = [f"    if len(records) != {n} or len(asked) != {len(asked)} or tuple(map(CHECKED, records)) != EXPECTED:",
              "        return None",
              f"    {names}{',' if n == 1 else ''} = records",
              "    if (" + "\n            or ".join(tests) + "):",
@@ -223,8 +223,8 @@ def _sweep(records, reach, target_id, asked, position, env) -> list:
             else:
                 lines.append(f"{pad}    {have} = g if {have} is None else {have} + g if {have}.dtype is g.dtype "
                              f"else add({have}, g)")
-        lines.append(f"{pad}if r{k}[10] is not None or r{k}[11] is not None:")
-        lines.append(f"{pad}    records[{k}] = r{k}[:10] + LET_GO")
+        lines.append(f"{pad}if r{k}[{INPUTS}] is not None or r{k}[{OUTPUT}] is not None:")  # (released, inline)
+        lines.append(f"{pad}    records[{k}] = r{k}[:{FACTS}] + LET_GO")
         lines.append(f"    del r{k}")  # (its saved values go with the record)
     lines.append("    o = g = None")
     results = ", ".join(f"None if {holds[s]} is None else wrap({holds[s]})" if s in holds else "None" for s in asked)
