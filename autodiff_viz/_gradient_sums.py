@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import _ops, _registry
+from . import _direct_rules, _ops, _registry
 from . import _tensor as _t
 from ._backend import _NUMPY_TYPES
 from ._shape import broadcast_axes
@@ -50,3 +50,12 @@ def unbroadcast(g, shape, op_type):
     if tuple(g._value.shape) == tuple(shape):
         return g
     return _ops._reshape(g, shape)
+
+
+def unbroadcast_value(g, shape, op_type):
+    """:func:`unbroadcast` on a gradient's value (a pass on values): a NumPy bias's leading axes summed
+    without an op, anything else through the ops."""
+    extra = len(g.shape) - len(shape)
+    if extra > 0 and g.shape[extra:] == shape and _NUMPY_TYPES.get(type(g)) is _np:
+        return _direct_rules.sum_leading(g, extra)
+    return unbroadcast(_t._wrap(g), shape, op_type)._value

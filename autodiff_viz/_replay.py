@@ -45,7 +45,7 @@ import operator as _operator
 import numpy as _np
 
 from . import _direct_rules, _registry
-from ._gradient_sums import add_values, unbroadcast
+from ._gradient_sums import add_values, unbroadcast_value
 from ._backend import _NUMPY_TYPES
 from ._record import _LET_GO, FACTS, FLOATING, IN_IDS, IN_SHAPES, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, released
 from ._tensor import _wrap
@@ -121,7 +121,7 @@ def write(records: list, reach, target_id: int, asked: tuple):
     for s in position:  # every source comes into the pass as an input or as a result: else nothing checks it
         if s not in produced and not any(s in rec[IN_IDS] for rec in records):
             return None
-    env = {"released": released, "LET_GO": _LET_GO, "wrap": _wrap, "fix": _fix, "add": add_values,
+    env = {"released": released, "LET_GO": _LET_GO, "wrap": _wrap, "fix": unbroadcast_value, "add": add_values,
            "sum_leading": _direct_rules.sum_leading, "CHECKED": _CHECKED}
     facts = []  # each record's primitive, input shapes, output dtype and own rule: compared in one pass (in C)
     tests = []  # where each input came from, each source, and that no rule was registered since
@@ -212,8 +212,8 @@ def _sweep(records, reach, target_id, asked, position, env) -> list:
                     lines.append(f"{pad}    elif g.shape != S{k}_{i}:")
                 else:
                     lines.append(f"{pad}    if g.shape != S{k}_{i}:")
-                env[f"P{k}"] = prim
-                lines.append(f"{pad}        g = fix(g, S{k}_{i}, P{k})")
+                env[f"T{k}"] = prim.type
+                lines.append(f"{pad}        g = fix(g, S{k}_{i}, T{k})")
             have = holds.get(tid)
             if have is None:
                 count += 1
@@ -230,11 +230,3 @@ def _sweep(records, reach, target_id, asked, position, env) -> list:
     results = ", ".join(f"None if {holds[s]} is None else wrap({holds[s]})" if s in holds else "None" for s in asked)
     lines.append(f"    return [{results}]")
     return lines
-
-
-def _fix(g, shape, prim):
-    """A gradient of a broadcast operand summed back to its shape (``_tape._backward_values``'s way)."""
-    extra = len(g.shape) - len(shape)
-    if extra > 0 and g.shape[extra:] == shape:
-        return _direct_rules.sum_leading(g, extra)
-    return unbroadcast(_wrap(g), shape, prim.type)._value

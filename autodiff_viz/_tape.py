@@ -24,8 +24,9 @@ import warnings
 
 import numpy as _np
 
-from . import _backend, _context, _direct_rules, _nest, _ops, _registry, _replay
-from ._gradient_sums import add as _add, add_values as _add_values, unbroadcast as _unbroadcast
+from . import _backend, _context, _nest, _ops, _registry, _replay
+from ._gradient_sums import add as _add, add_values as _add_values, unbroadcast as _unbroadcast, \
+    unbroadcast_value as _unbroadcast_value
 from . import _tensor as _t
 from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import of_dtype
@@ -256,12 +257,11 @@ class GradientTape:
         one = isinstance(sources, Tensor)
         if one:
             asked = (sources._id,)
-        elif type(sources) is list or type(sources) is tuple:
-            asked = _tensor_ids(sources)
-            if asked is None:
-                return None
         else:
-            return None
+            listed = _tensor_list(sources)
+            if listed is None:
+                return None
+            asked = tuple(map(_ID_OF, listed))
         ids = set(asked)
         if len(ids) != len(asked) or not self._watched <= ids:
             return None
@@ -412,7 +412,6 @@ class GradientTape:
             if numpy_types.get(type(v)) is not _np:
                 direct_rules = _NO_RULES
         n = len(records)
-        sum_leading = _direct_rules.sum_leading
         wrap = _t._wrap
         step = 0
         take = grads.pop  # (a record's gradient is taken as its rule runs: only the sources' are handed back)
@@ -446,11 +445,7 @@ class GradientTape:
                 if tid not in reach:
                     continue
                 if gi.shape != (shape := in_shapes[i]):  # broadcast in the op: summed back (a bias's sum)
-                    extra = len(gi.shape) - len(shape)
-                    if extra > 0 and gi.shape[extra:] == shape and numpy_types.get(type(gi)) is _np:
-                        gi = sum_leading(gi, extra)
-                    else:
-                        gi = _unbroadcast(wrap(gi), shape, prim.type)._value
+                    gi = _unbroadcast_value(gi, shape, prim.type)
                 if tid not in grads:  # (a test costs less than a get, for the first gradient: the commonest)
                     grads[tid] = gi
                 elif (prev := grads[tid]).dtype is gi.dtype and numpy_types.get(type(gi)) is _np:  # (_add_values)
@@ -715,14 +710,6 @@ def _as_tensors(items, what):
         else:
             out.append(_t.convert_to_tensor(x))
     return out
-
-
-def _tensor_ids(sources) -> tuple | None:
-    """The ids of a list or tuple of tensors, or None where one is something else."""
-    return tuple(map(_ID_OF, sources)) if all(map(_IS_TENSOR, sources)) else None
-
-
-_IS_TENSOR = Tensor.__instancecheck__  # (isinstance(x, Tensor) as a function map can call)
 
 
 def _tensor_list(sources):
