@@ -1,12 +1,18 @@
-"""The one build step pyproject.toml cannot say: the course goes into the wheel.
+"""The build steps pyproject.toml cannot say: the course goes into the wheel; a compiled build, when asked.
 
 The tutorials, the exercises and their README (``autodiff_viz/course_files.py`` says which) are copied from
 ``notebooks/`` to ``autodiff_viz/course/`` in the build, so an installed package has them with no second
 copy in the repository.  An editable install reads ``notebooks/`` of the clone instead.
+
+With ``AUTODIFF_VIZ_COMPILE=1`` the engine's hot modules (``autodiff_viz/_compiled.py`` says which) are
+compiled with mypyc, which pip then fetches for the build.  Never for an editable install: the compiled
+modules would be loaded instead of the sources being edited.
 """
+import os
 import pathlib
 import runpy
 import shutil
+import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -29,4 +35,31 @@ class BuildWithCourse(build_py):
             shutil.copyfile(source / rel, target / rel)
 
 
-setup(cmdclass={"build_py": BuildWithCourse})
+def compile_asked() -> bool:
+    if os.environ.get("AUTODIFF_VIZ_COMPILE", "0") in ("", "0"):
+        return False
+    if "editable_wheel" in sys.argv:
+        print("AUTODIFF_VIZ_COMPILE is ignored by an editable install: its compiled modules would be loaded "
+              "instead of the sources you edit", file=sys.stderr)
+        return False
+    return True
+
+
+def compiled_extensions() -> list:
+    """The C extensions of the compiled build (none unless asked)."""
+    if not compile_asked():
+        return []
+    try:
+        from mypyc.build import mypycify  # noqa: PLC0415  (only a compiled build needs mypy)
+    except ImportError:
+        if "egg_info" in sys.argv or "dist_info" in sys.argv:
+            return []  # (pip asks for the build's requirements first: mypy comes with setup_requires below)
+        sys.exit("AUTODIFF_VIZ_COMPILE=1: the compiled build needs mypy (pip install mypy), or pip's own build "
+                 "environment, which fetches it")
+    build = runpy.run_path(str(ROOT / "autodiff_viz" / "_compiled.py"))
+    files = [f"autodiff_viz/{name}.py" for name in build["MODULES"]]
+    return mypycify([*build["MYPY_FLAGS"], *files], opt_level="3", group_name="autodiff_viz")
+
+
+setup(cmdclass={"build_py": BuildWithCourse}, ext_modules=compiled_extensions(),
+      setup_requires=["mypy>=1.18"] if compile_asked() else [])

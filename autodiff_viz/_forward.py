@@ -28,7 +28,8 @@ import contextlib
 from . import _context, _gradient_sums, _nest, _ops, _registry, _tape
 from . import _tensor as _t
 from ._context import LISTENING, emit
-from ._record import Op, make_record
+from ._op_view import Op
+from ._record import make_record
 from ._tensor import Tensor
 
 

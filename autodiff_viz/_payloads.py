@@ -8,7 +8,8 @@ State: its own counts of each tensor's gradients (``_gradient_counts``).
 from __future__ import annotations
 
 from ._gradient_counts import GradientCounts
-from ._record import INPUTS, IN_IDS, OUTPUT, Op
+from ._op_view import Op
+from ._record import INPUTS, IN_IDS, OUTPUT
 from ._tensor import _wrap
 
 

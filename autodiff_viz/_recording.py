@@ -31,7 +31,8 @@ import numpy as np
 from . import _backend, _context
 from . import events as _events
 from ._gradient_counts import GradientCounts
-from ._record import ID, IN_IDS, OUT_ID, PRIM, RULE, Op as _OpView
+from ._op_view import Op as _OpView
+from ._record import ID, IN_IDS, OUT_ID, PRIM, RULE
 from ._registry import PRIMITIVES
 from ._forward import ForwardAccumulator
 from ._tape import GradientTape

@@ -41,6 +41,7 @@ immutable function, and a race only writes one pass twice).
 from __future__ import annotations
 
 import operator as _operator
+from typing import Any
 
 import numpy as _np
 
@@ -113,7 +114,7 @@ def write(records: list, reach, target_id: int, asked: tuple):
     produced = {}
     for k in range(n):
         produced[records[k][OUT_ID]] = k
-    position = {}
+    position: dict = {}
     for j, s in enumerate(asked):
         position.setdefault(s, j)
     if target_id not in produced or records[produced[target_id]][OUT_DTYPE].__class__ not in FLOATING:
@@ -125,7 +126,7 @@ def write(records: list, reach, target_id: int, asked: tuple):
            "sum_leading": _direct_rules.sum_leading, "CHECKED": _CHECKED}
     facts = []  # each record's primitive, input shapes, output dtype and own rule: compared in one pass (in C)
     tests = []  # where each input came from, each source, and that no rule was registered since
-    rules = {}  # primitive -> the rule it had when the pass was written
+    rules: dict = {}  # primitive -> the rule it had when the pass was written
     for k in range(n):
         (prim, in_ids, out_id, attrs, in_shapes, in_dtypes, out_shape, out_dtype, scope, rid, saved, output,
          own_rule) = records[k]
@@ -165,7 +166,7 @@ def write(records: list, reach, target_id: int, asked: tuple):
     body = _sweep(records, reach, target_id, asked, position, env)
     source = "def run(records, reach, target_id, asked, seed):\n" + "\n".join(check + body) + "\n"
     exec(compile(source, "<autodiff_viz backward pass>", "exec"), env)  # (the source written just above)
-    run = env["run"]
+    run: Any = env["run"]
     run.source = source  # (to read it: what the pass does, step by step)
     return run
 

@@ -30,7 +30,8 @@ from ._gradient_sums import add as _add, add_values as _add_values, unbroadcast 
 from . import _tensor as _t
 from ._context import ACTIVE, LISTENING, emit, name_scope, state  # noqa: F401  (name_scope is public here too)
 from ._dtypes import of_dtype
-from ._record import FLOATING, IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, Op, released
+from ._op_view import Op
+from ._record import FLOATING, IN_IDS, INPUTS, OUT_DTYPE, OUT_ID, OUTPUT, PRIM, RULE, released
 from ._backend import _NUMPY_TYPES
 from ._tensor import ResourceVariable, Tensor
 

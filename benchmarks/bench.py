@@ -4,6 +4,15 @@ Peers (each optional, skipped with a note when missing; ``pip install -e ".[benc
 PyTorch (CPU, eager), HIPS autograd, JAX (eager: no ``jit``), micrograd (W1 only,
 Python floats), TensorFlow (eager), and hand-written NumPy where a floor makes sense.
 
+Two builds of autodiff_viz run side by side: ``autodiff_viz``, the pure-Python
+package this script finds, and ``compiled``, the same checkout built with
+``AUTODIFF_VIZ_COMPILE=1`` (its hot modules compiled by mypyc; see
+``autodiff_viz/_compiled.py``).  The script builds that wheel itself into a
+temporary folder (``pip wheel --no-build-isolation``: the ``bench`` extra brings
+mypy and setuptools) and unpacks it first on the children's ``PYTHONPATH``; a
+build that fails is skipped with its reason.  Every ratio and target is printed
+for both builds.
+
 Workloads
   W1  scalar chain ``y = tanh(y)*1.01 + y*0.5``, 300 steps, forward + backward;
       microseconds per op (4 ops a step).
@@ -78,6 +87,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 import numpy as np
 
@@ -89,6 +99,8 @@ W5_OPS = 50
 LR = 0.01
 
 OURS = "autodiff_viz"
+COMPILED = "compiled"  # the same checkout built with AUTODIFF_VIZ_COMPILE=1, timed beside the pure package
+OURS_BUILDS = (OURS, COMPILED)
 PEERS = ["numpy", "torch", "autograd", "jax", "micrograd", "tensorflow"]
 
 
@@ -443,10 +455,10 @@ def build_tensorflow(w, d):
     return build_tape_api(tf, w, d)
 
 
-BUILDERS = {OURS: build_autodiff_viz, "numpy": build_numpy, "torch": build_torch, "autograd": build_autograd,
-            "jax": build_jax, "micrograd": build_micrograd, "tensorflow": build_tensorflow}
-MODULES = {OURS: "autodiff_viz", "numpy": "numpy", "torch": "torch", "autograd": "autograd", "jax": "jax",
-           "micrograd": "micrograd", "tensorflow": "tensorflow"}
+BUILDERS = {OURS: build_autodiff_viz, COMPILED: build_autodiff_viz, "numpy": build_numpy, "torch": build_torch,
+            "autograd": build_autograd, "jax": build_jax, "micrograd": build_micrograd, "tensorflow": build_tensorflow}
+MODULES = {OURS: "autodiff_viz", COMPILED: "autodiff_viz", "numpy": "numpy", "torch": "torch", "autograd": "autograd",
+           "jax": "jax", "micrograd": "micrograd", "tensorflow": "tensorflow"}
 TIMED = ["W1", "W2", "W3", "W4"]
 UNIT = {"W1": ("us/op", 1e6 / (4 * W1_STEPS)), "W2": ("ms", 1e3), "W3": ("ms", 1e3), "W4": ("ms", 1e3)}
 # The engine's targets: this package's time (or memory) over the reference library's, at most this much.
@@ -456,13 +468,17 @@ MIN_ROUND = 0.2  # seconds a timed round lasts at least
 GAP = 0.2  # seconds between two children's rounds: a thread pool that spins after its work goes to sleep
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 SCRIPT = pathlib.Path(__file__).resolve()
+ROOT = SCRIPT.parent.parent  # the checkout whose compiled build is timed
 
 
 def available(libs):
-    """Split ``libs`` into the installed ones and {library: why not}, importing none of them."""
+    """Split ``libs`` into the installed ones and {library: why not}, importing none of them (the compiled
+    build is there once :func:`build_compiled` has made it)."""
     out, missing = [], {}
     for lib in libs:
-        if lib not in MODULES:
+        if lib == COMPILED:
+            out.append(lib)
+        elif lib not in MODULES:
             missing[lib] = f"unknown library (known: {', '.join(MODULES)})"
         elif importlib.util.find_spec(MODULES[lib]) is None:
             missing[lib] = "not installed"
@@ -471,13 +487,18 @@ def available(libs):
     return out, missing
 
 
-def child_env(threads):
-    """The environment of the children: pinned to ``threads`` threads, or each library's defaults (0/None).
+def child_env(threads, first_on_path=None):
+    """The environment of the children: pinned to ``threads`` threads, or each library's defaults (0/None);
+    ``first_on_path``: a folder put first on ``PYTHONPATH`` (where the compiled build is unpacked).
 
     >>> child_env(1)["OMP_NUM_THREADS"], "OMP_NUM_THREADS" in child_env(None)
     ('1', False)
+    >>> child_env(1, "/tmp/c")["PYTHONPATH"].split(os.pathsep)[0]
+    '/tmp/c'
     """
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    if first_on_path:
+        env["PYTHONPATH"] = os.pathsep.join([first_on_path] + [p for p in [env.get("PYTHONPATH")] if p])
     if threads:
         env.update({k: str(threads) for k in THREAD_VARS})
         env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
@@ -580,6 +601,14 @@ def serve(fn, commands, reply, clock=time.perf_counter, min_round=MIN_ROUND):
 
 
 def _version(lib):
+    if lib in OURS_BUILDS:
+        from autodiff_viz import _compiled
+        n = len(_compiled.compiled())
+        return f"{_version_of(lib)} ({n} modules compiled)" if n else _version_of(lib)
+    return _version_of(lib)
+
+
+def _version_of(lib):
     mod = sys.modules[MODULES[lib]]
     try:
         return getattr(mod, "__version__", None) or importlib.metadata.version(MODULES[lib])
@@ -613,6 +642,12 @@ def timing_child(lib, workload, min_round):
     if fn is None:
         reply({"skip": f"{lib} does not take part in {workload}"})
         return
+    if lib in OURS_BUILDS:  # each build must be the one it is named for
+        from autodiff_viz import _compiled
+        if bool(_compiled.compiled()) != (lib == COMPILED):
+            reply({"error": f"{lib}: found the {'compiled' if _compiled.compiled() else 'pure'} build of autodiff_viz "
+                            f"({sys.modules['autodiff_viz'].__file__})"})
+            return
     reply({"library": lib, "version": _version(lib), "threads": _threads_seen(lib)})
     serve(fn, sys.stdin, reply, min_round=min_round)
 
@@ -681,8 +716,10 @@ def round_order(libs, r):
     return libs[k:] + libs[:k]
 
 
-def time_workload(libs, workload, rounds, env, min_round=MIN_ROUND, gap=GAP):
+def time_workload(libs, workload, rounds, env, min_round=MIN_ROUND, gap=GAP, envs=None):
     """Time one workload: per library its seconds per call in each round, children taking turns.
+
+    ``env``: the children's environment; ``envs``: {library: its own}, for those that need another.
 
     Returns ``(times, info, notes)``: {library: [seconds per call, one per
     round]}, {library: the child's info}, {library: why it has no times}.
@@ -692,7 +729,7 @@ def time_workload(libs, workload, rounds, env, min_round=MIN_ROUND, gap=GAP):
     children, notes = {}, {}
     try:
         for lib in libs:
-            child = Child(lib, workload, env, min_round)
+            child = Child(lib, workload, (envs or {}).get(lib, env), min_round)
             if child.ok:
                 children[lib] = child
             else:
@@ -759,13 +796,13 @@ def memory_child(lib):
     print(json.dumps({"traced": peak - held, "rss": _peak_rss() - before_rss}))
 
 
-def measure_memory(libs, env):
+def measure_memory(libs, env, envs=None):
     out = {}
     for lib in libs:
         if BUILDERS[lib]("W5", {"big": np.zeros(1, np.float32)}) is None:
             continue
         p = subprocess.run([sys.executable, str(SCRIPT), "--child", "memory", "--libs", lib],
-                           capture_output=True, text=True, env=env)
+                           capture_output=True, text=True, env=(envs or {}).get(lib, env))
         if p.returncode != 0:
             out[lib] = None
             print(f"  W5 {lib} failed: {p.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
@@ -782,52 +819,60 @@ def _fmt(m, lo, hi, digits=3):
 
 
 def report_times(w, times, info, rounds):
-    """Print one workload's table; return {peer: (median, min, max) of the paired ratios}."""
+    """Print one workload's table; return {(build, peer): (median, min, max) of the paired ratios}, for
+    each build of ours that ran (``autodiff_viz``, ``compiled``)."""
     unit, scale = UNIT[w]
     print(f"{w} ({unit} per call: median [min-max] over {rounds} rounds; calls per round; warm-up)")
     ratios = {}
+    builds = [b for b in OURS_BUILDS if b in times]
     for lib, t in times.items():
         med, lo, hi = spread([x * scale for x in t])
         warm = info[lib]
         settled = "" if warm["settled"] else ", NOT settled"
         line = f"  {lib:<13}{_fmt(med, lo, hi):>28}  x{warm['calls']:<5} {warm['warm_calls']} calls{settled}"
-        if lib != OURS and OURS in times:
-            ratios[lib] = spread(paired_ratios(times[OURS], t))
-            line += f"   autodiff_viz / {lib} = {_fmt(*ratios[lib], digits=2)}"
-        print(line)
+        said = []
+        for build in builds:
+            if lib not in OURS_BUILDS:
+                ratios[build, lib] = spread(paired_ratios(times[build], t))
+                said.append(f"{build} / {lib} = {_fmt(*ratios[build, lib], digits=2)}")
+        print(line + ("   " + "; ".join(said) if said else ""))
     ref, limit = TARGETS[w]
-    if ref in ratios:
-        r = ratios[ref][0]
-        print(f"  target: autodiff_viz / {ref} <= {limit}: {r:.2f} -> {'met' if r <= limit else 'MISSED'}")
+    for build in builds:
+        if (build, ref) in ratios:
+            r = ratios[build, ref][0]
+            print(f"  target: {build} / {ref} <= {limit}: {r:.2f} -> {'met' if r <= limit else 'MISSED'}")
     return ratios
 
 
 def report_memory(memory):
-    """Print W5's table; return our traced peak over the reference's, or None."""
+    """Print W5's table; return {(build, reference): our traced peak over the reference's} for each build."""
     mib = 2.0 ** 20
     print("W5 (MiB above the inputs: tracemalloc peak | peak-RSS growth)")
     for lib, m in memory.items():
         if m is None:
             print(f"  {lib:<13}   failed")
             continue
-        traced = f"{m['traced'] / mib:8.1f}" if lib in (OURS, "numpy", "autograd") else "       -"
+        traced = f"{m['traced'] / mib:8.1f}" if lib in (*OURS_BUILDS, "numpy", "autograd") else "       -"
         print(f"  {lib:<13}{traced} | {m['rss'] / mib:8.1f}")
     ref, limit = TARGETS["W5"]
-    ours, theirs = (memory.get(OURS) or {}).get("traced"), (memory.get(ref) or {}).get("traced")
-    if not (ours and theirs):
-        return None
-    r = ours / theirs
-    print(f"  target: autodiff_viz / {ref} <= {limit}: {r:.2f} -> {'met' if r <= limit else 'MISSED'}")
-    return r
+    out = {}
+    for build in OURS_BUILDS:
+        ours, theirs = (memory.get(build) or {}).get("traced"), (memory.get(ref) or {}).get("traced")
+        if ours and theirs:
+            out[build, ref] = r = ours / theirs
+            print(f"  target: {build} / {ref} <= {limit}: {r:.2f} -> {'met' if r <= limit else 'MISSED'}")
+    return out
 
 
 def setting_name(threads):
     return f"pinned to {threads} thread{'s' if threads > 1 else ''}" if threads else "library defaults"
 
 
-def run_setting(threads, libs, workloads, rounds, min_round):
-    """Run and print every workload under one thread setting; return {workload: ratio vs its reference}."""
+def run_setting(threads, libs, workloads, rounds, min_round, compiled_site=None):
+    """Run and print every workload under one thread setting; return {(workload, build): ratio vs its
+    reference}.  ``compiled_site``: where the compiled build is unpacked (see :func:`build_compiled`)."""
     env = child_env(threads)
+    envs = {COMPILED: child_env(threads, compiled_site)} if compiled_site else {}
     print(f"\n== threads: {setting_name(threads)}; {_load()} ==")
     if hasattr(os, "getloadavg") and os.getloadavg()[0] >= (os.cpu_count() or 1):
         print("note: every core is busy with other work; a thread pool that waits for a descheduled thread "
@@ -835,14 +880,17 @@ def run_setting(threads, libs, workloads, rounds, min_round):
     summary, versions, notes = {}, {}, {}
     for w in workloads:
         if w == "W5":
-            summary[w] = report_memory(measure_memory(libs, env))
+            for (build, _), r in report_memory(measure_memory(libs, env, envs)).items():
+                summary[w, build] = r
             continue
-        times, info, why = time_workload(libs, w, rounds, env, min_round)
+        times, info, why = time_workload(libs, w, rounds, env, min_round, envs=envs)
         notes.update(why)
         for lib, i in info.items():
             versions[lib] = f"{i['version']}" + (f" ({i['threads']} threads)" if i["threads"] else "")
         ratios = report_times(w, times, info, rounds)
-        summary[w] = ratios.get(TARGETS[w][0])
+        for build in OURS_BUILDS:
+            if (build, TARGETS[w][0]) in ratios:
+                summary[w, build] = ratios[build, TARGETS[w][0]]
     print("versions: " + ", ".join(f"{lib} {v}" for lib, v in versions.items()) + f"; at the end, {_load()}")
     for lib, why in notes.items():
         print(f"failed {lib}: {why}")
@@ -850,16 +898,38 @@ def run_setting(threads, libs, workloads, rounds, min_round):
 
 
 def report_summary(summaries):
-    """One line per workload: our time (or memory) over its reference's, in every setting run."""
-    print("\nSummary: autodiff_viz / reference, median [min-max] of the per-round ratios")
-    print(f"  {'':4}{'reference':<11}" + "".join(f"{setting_name(t):<26}" for t in summaries) + "target")
-    for w in sorted({w for s in summaries.values() for w in s}):
+    """One line per workload and build: its time (or memory) over the reference's, in every setting run."""
+    print("\nSummary: build / reference, median [min-max] of the per-round ratios")
+    print(f"  {'':4}{'build':<14}{'reference':<11}" + "".join(f"{setting_name(t):<26}" for t in summaries)
+          + "target")
+    rows = sorted({key for s in summaries.values() for key in s}, key=lambda k: (k[0], OURS_BUILDS.index(k[1])))
+    for w, build in rows:
         cells = []
         for s in summaries.values():
-            r = s.get(w)
+            r = s.get((w, build))
             cells.append("-" if r is None else f"{r:.2f}" if isinstance(r, float) else _fmt(*r, digits=2))
         ref, limit = TARGETS[w]
-        print(f"  {w:<4}{ref:<11}" + "".join(f"{c:<26}" for c in cells) + f"<= {limit}")
+        print(f"  {w:<4}{build:<14}{ref:<11}" + "".join(f"{c:<26}" for c in cells) + f"<= {limit}")
+
+
+def build_compiled(into, source=ROOT):
+    """Build the compiled engine (``AUTODIFF_VIZ_COMPILE=1``) of the checkout ``source`` and unpack its wheel
+    under the folder ``into``; return (the unpacked folder, None), or (None, why it could not be built)."""
+    env = dict(os.environ, AUTODIFF_VIZ_COMPILE="1")
+    wheels = pathlib.Path(into) / "wheel"
+    try:
+        p = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                            "-w", str(wheels), str(source)], capture_output=True, text=True, env=env, timeout=900)
+    except subprocess.TimeoutExpired:
+        return None, "building the compiled wheel took over 15 minutes"
+    found = sorted(wheels.glob("autodiff_viz-*.whl"))
+    if p.returncode != 0 or not found:
+        why = (p.stderr.strip().splitlines() or [f"pip wheel exited with {p.returncode}"])[-1]
+        return None, f"the compiled build failed ({why}); the bench extra brings mypy and setuptools"
+    site = pathlib.Path(into) / "site"
+    with zipfile.ZipFile(found[0]) as wheel:
+        wheel.extractall(site)
+    return str(site), None
 
 
 def _load():
@@ -899,7 +969,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", default="W1,W2,W3,W4,W5", help="comma-separated workloads")
-    ap.add_argument("--libs", default=",".join([OURS] + PEERS), help="comma-separated libraries")
+    ap.add_argument("--libs", default=",".join([*OURS_BUILDS, *PEERS]), help="comma-separated libraries")
     ap.add_argument("--profile", metavar="W", help="profile autodiff_viz on one workload instead")
     ap.add_argument("--threads", type=int, help="run pinned to N threads only (0: the libraries' defaults only)")
     ap.add_argument("--min-round", type=float, default=MIN_ROUND, help="seconds a timed round lasts at least")
@@ -923,9 +993,17 @@ def main(argv=None):
         sys.exit(p.returncode)
     libs, missing = available([lib.strip() for lib in args.libs.split(",")])
     print(machine())
-    for lib, why in missing.items():
-        print(f"skipped {lib}: {why}")
-    summaries = {t: run_setting(t, libs, workloads, args.rounds, args.min_round) for t in settings}
+    with tempfile.TemporaryDirectory(prefix="autodiff_viz_compiled_") as into:
+        site = None
+        if COMPILED in libs:
+            print("building the compiled engine (AUTODIFF_VIZ_COMPILE=1)...", file=sys.stderr)
+            site, why = build_compiled(into)
+            if site is None:
+                libs.remove(COMPILED)
+                missing[COMPILED] = why
+        for lib, why in missing.items():
+            print(f"skipped {lib}: {why}")
+        summaries = {t: run_setting(t, libs, workloads, args.rounds, args.min_round, site) for t in settings}
     report_summary(summaries)
 
 

@@ -7,9 +7,19 @@ setup_env dev graphviz chromium npm  # npm: axe-core for the accessibility audit
 # The linter first: its rules are in pyproject.toml, and every `# noqa` names one that runs.
 ruff check .
 python -m pytest "$@"
+# The engine's tests, run twice more below.
+engine=(tests/test_guides.py tests/test_engine.py tests/test_gradcheck.py tests/test_backends.py
+  tests/test_forward.py tests/test_models.py tests/test_fast_paths.py tests/test_conv.py tests/test_more_ops.py
+  tests/test_keras_extras.py tests/test_tf_function.py tests/test_tf_arguments.py tests/test_op_lanes.py
+  tests/test_reach.py tests/test_direct_rules.py)
 # The engine again on a strict Array-API namespace: any NumPy assumption fails here.
-AUTODIFF_VIZ_BACKEND=array_api_strict python -m pytest -q -p no:cacheprovider \
-  tests/test_guides.py tests/test_engine.py tests/test_gradcheck.py tests/test_backends.py \
-  tests/test_forward.py tests/test_models.py tests/test_fast_paths.py tests/test_conv.py tests/test_more_ops.py \
-  tests/test_keras_extras.py tests/test_tf_function.py tests/test_tf_arguments.py tests/test_op_lanes.py \
-  tests/test_reach.py tests/test_direct_rules.py
+AUTODIFF_VIZ_BACKEND=array_api_strict python -m pytest -q -p no:cacheprovider "${engine[@]}"
+# The engine again as the compiled build (AUTODIFF_VIZ_COMPILE=1: the modules autodiff_viz/_compiled.py names,
+# compiled by mypyc), unpacked outside the clone so that it is what the tests import.
+compiled=$(mktemp -d)
+trap 'rm -rf "$compiled"' EXIT
+AUTODIFF_VIZ_COMPILE=1 python -m pip wheel -q --no-deps --no-build-isolation -w "$compiled/wheel" .
+python -m zipfile -e "$compiled"/wheel/autodiff_viz-*.whl "$compiled/site"
+here=$PWD
+(cd "$compiled" && AUTODIFF_VIZ_EXPECT_COMPILED=1 PYTHONPATH="$compiled/site" python -m pytest -q -p no:cacheprovider \
+  --rootdir "$here" "${engine[@]/#/$here/}" "$here/tests/test_replay.py" "$here/tests/test_compiled.py")

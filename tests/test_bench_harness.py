@@ -138,5 +138,23 @@ def test_a_library_that_cannot_load_is_a_note_not_a_crash():
     assert "no_such_library" in notes["no_such_library"]
 
 
+def test_a_build_timed_under_the_wrong_name_is_refused():
+    # Here autodiff_viz is the pure package: a child told to time the compiled build must not time it instead.
+    times, _, notes = bench.time_workload([bench.COMPILED], "W2", rounds=1, env=bench.child_env(1))
+    assert times == {}
+    assert "found the pure build of autodiff_viz" in notes[bench.COMPILED]
+
+
+def test_each_build_is_reported_against_the_reference_and_its_target(capsys):
+    times = {bench.OURS: [0.6e-3, 0.7e-3], bench.COMPILED: [0.5e-3, 0.5e-3], "torch": [1e-3, 1e-3]}
+    info = {lib: {"settled": True, "calls": 10, "warm_calls": 50} for lib in times}
+    ratios = bench.report_times("W2", times, info, 2)
+    assert ratios[bench.OURS, "torch"] == pytest.approx((0.65, 0.6, 0.7))
+    assert ratios[bench.COMPILED, "torch"] == pytest.approx((0.5, 0.5, 0.5))
+    out = capsys.readouterr().out
+    assert "target: autodiff_viz / torch <= 0.6: 0.65 -> MISSED" in out
+    assert "target: compiled / torch <= 0.6: 0.50 -> met" in out
+
+
 def test_docstring_examples_hold():
     assert doctest.testmod(bench).failed == 0

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz import _context, _record, _recording, extend
+from autodiff_viz import _context, _op_view, _record, _recording, extend
 from autodiff_viz.traces import event_to_dict
 
 
@@ -48,7 +48,7 @@ def test_a_record_reads_by_its_declared_names_and_lets_go_of_its_values():
     gone = _record.released(rec)
     assert gone[:_record.FACTS] == rec[:_record.FACTS] and gone[_record.FACTS:] == (None, None, None)
     assert _record.from_facts(rec[:_record.FACTS]) == gone and _record.released(gone) is gone
-    op = _record.Op(gone)
+    op = _op_view.Op(gone)
     assert (op.type, op.name, op.in_ids, op.out_id) == ("Mul", "layer/Mul", (x._id, c._id), y._id)
     assert op.inputs == (None, None) and op.outputs == (None,)
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), [[3.0, 3.0]])

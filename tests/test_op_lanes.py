@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import autodiff_viz as ad
-from autodiff_viz import _record
+from autodiff_viz import _op_view, _record
 from autodiff_viz.errors import InvalidArgumentError
 
 
@@ -60,7 +60,7 @@ def test_a_float_operand_is_recorded_and_differentiated_as_a_constant():
             tape.watch(x)
             y = 0.25 * x * 0.5 - 1.5
         rec = tape._records
-        assert [_record.Op(r).type for r in rec] == ["Mul", "Mul", "Sub"]
+        assert [_op_view.Op(r).type for r in rec] == ["Mul", "Mul", "Sub"]
         assert rec[0][_record.IN_SHAPES] == ((), ()) and rec[0][_record.IN_DTYPES] == (x._value.dtype,) * 2  # (the backend's float32)
         kept = rec[0][_record.INPUTS]  # Mul keeps the constant (x's gradient reads it), never x
         assert kept[1] is None and float(kept[0]) == 0.25
