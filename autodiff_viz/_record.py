@@ -26,13 +26,15 @@ function), while ``_context.ACTIVE[0]`` says a tape or accumulator exists:
 from __future__ import annotations
 
 import itertools
+from typing import Final
 
 import numpy as _np
 
 from ._context import ACCUMULATING, LISTENING, SCOPED, state
 from ._registry import NOT_DIFFERENTIABLE
 
-_record_ids = itertools.count(1).__next__
+# (Final marks the module's names that are never rebound: a compiled build reads them without a dict lookup.)
+_record_ids: Final = itertools.count(1).__next__
 
 
 # A record's fields, in order: the one place they are declared.  First what the op was (plain
@@ -95,9 +97,9 @@ def make_record(prim, inputs, attrs, out, rule, tapes) -> tuple:
 # reading them cost as much as the rest of a record: their facts are looked up by type.
 # Keys: a scalar type, for a value's (shape, dtype); a tuple of them, for an op's inputs'
 # (shapes, dtypes).  Shared by all threads (immutable values; emptied when large).
-_FACTS: dict = {}
-_TYPED = (_np.number, _np.bool_)  # (not np.str_ or np.datetime64: their dtype has a length or unit)
-_ARRAY = _np.ndarray  # (a NumPy array's facts are read at once: a lookup would only miss;
+_FACTS: Final[dict] = {}
+_TYPED: Final = (_np.number, _np.bool_)  # (not np.str_ or np.datetime64: their dtype has a length or unit)
+_ARRAY: Final = _np.ndarray  # (a NumPy array's facts are read at once: a lookup would only miss;
 #                       other backends' arrays miss it, then are read)
 
 
@@ -120,14 +122,14 @@ def _input_facts(values: tuple) -> tuple:
     return facts
 
 
-_SHARED: dict = {}
+_SHARED: Final[dict] = {}
 
 # The classes of the NumPy dtypes seen to be floating (``_tape._floating`` adds them; shared by threads: a
 # fact about each dtype, only ever added to).  Classes, not dtypes: another library's dtype (array_api_strict's)
 # can hash as NumPy's and then warns when compared with it; NumPy's dtype classes are one per type (CuPy uses them).  A record whose output dtype is not among them, or whose primitive
 # is declared not differentiable, may pass no gradient on: its tapes are marked (``_stops``), so that a
 # backward pass walks their records to find what it reaches (``_tape._backward``).
-FLOATING: set = set()
+FLOATING: Final[set] = set()
 
 
 def _shared(facts: tuple) -> tuple:
