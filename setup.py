@@ -35,9 +35,17 @@ class BuildWithCourse(build_py):
             shutil.copyfile(source / rel, target / rel)
 
 
+# mypy versions the compiled modules are known to check with (a newer one may reject them, and then nothing builds);
+# pyproject.toml's dev and bench extras ask for the same
+MYPY = "mypy>=1.18,<2.5"
+
+
 def compile_asked() -> bool:
-    if os.environ.get("AUTODIFF_VIZ_COMPILE", "0") in ("", "0"):
+    flag = os.environ.get("AUTODIFF_VIZ_COMPILE", "").strip().lower()
+    if flag in ("", "0", "false", "no", "off"):
         return False
+    if flag not in ("1", "true", "yes", "on"):
+        sys.exit(f"AUTODIFF_VIZ_COMPILE={flag!r}: say 1 to compile the engine's hot modules, or 0 (the default) not to")
     if "editable_wheel" in sys.argv:
         print("AUTODIFF_VIZ_COMPILE is ignored by an editable install: its compiled modules would be loaded "
               "instead of the sources you edit", file=sys.stderr)
@@ -45,21 +53,24 @@ def compile_asked() -> bool:
     return True
 
 
+COMPILE = compile_asked()
+
+
 def compiled_extensions() -> list:
     """The C extensions of the compiled build (none unless asked)."""
-    if not compile_asked():
+    if not COMPILE:
         return []
     try:
         from mypyc.build import mypycify  # noqa: PLC0415  (only a compiled build needs mypy)
     except ImportError:
         if "egg_info" in sys.argv or "dist_info" in sys.argv:
             return []  # (pip asks for the build's requirements first: mypy comes with setup_requires below)
-        sys.exit("AUTODIFF_VIZ_COMPILE=1: the compiled build needs mypy (pip install mypy), or pip's own build "
-                 "environment, which fetches it")
+        sys.exit(f"AUTODIFF_VIZ_COMPILE=1: the compiled build needs {MYPY} (pip install it first), or pip's own "
+                 "build environment, which fetches it")
     build = runpy.run_path(str(ROOT / "autodiff_viz" / "_compiled.py"))
     files = [f"autodiff_viz/{name}.py" for name in build["MODULES"]]
     return mypycify([*build["MYPY_FLAGS"], *files], opt_level="3", group_name="autodiff_viz")
 
 
 setup(cmdclass={"build_py": BuildWithCourse}, ext_modules=compiled_extensions(),
-      setup_requires=["mypy>=1.18"] if compile_asked() else [])
+      setup_requires=[MYPY] if COMPILE else [])

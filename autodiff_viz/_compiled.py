@@ -8,8 +8,9 @@ step of a small MLP then takes about a tenth less time; ``benchmarks/bench.py``
 times both builds side by side.  These modules hold functions and constants
 only: every class stays interpreted, with Python's semantics (subclasses,
 ``object.__new__``, attributes set on instances).  What differs in a compiled
-module: its functions make no Python frames, and a name patched on the module
-is not seen by the module's own calls.
+module: its functions make no Python frames (a traceback, or a warning NumPy
+raises in one, names the caller's line instead), and a name patched on the
+module is not seen by the module's own calls.
 
 State: none.
 

@@ -8,6 +8,7 @@
     autodiff-viz tour OUTDIR [--format svg]            the guides' examples as pictures
     autodiff-viz lessons OUTDIR                        the tutorial notebooks, run, as a static web site
     autodiff-viz notebooks DIR                         the tutorials and exercises, copied to open in Jupyter
+    autodiff-viz --version                             the version, and whether this install is the compiled build
 
 The script runs in a child process under ``ad.trace()``; it hands the trace
 back as JSON, which a second child loads with ``Trace.load`` (so a script
@@ -753,8 +754,24 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+class _Version(argparse.Action):
+    """``--version``: the version and the build (pure Python, or which modules are compiled), read when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from . import __version__, _compiled
+
+        done = _compiled.compiled()
+        build = f"compiled build: {', '.join(done)}" if done else "pure Python"
+        print(f"autodiff-viz {__version__} ({build}) from {pathlib.Path(_compiled.__file__).resolve().parent}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="autodiff-viz", description="Pictures of what GradientTape recorded.")
+    p.add_argument("--version", action=_Version, help="print the version and the build (pure or compiled), and exit")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("graph", help="run a Python script and draw the graphs of its tapes")
     g.add_argument("script")

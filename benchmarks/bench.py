@@ -601,10 +601,11 @@ def serve(fn, commands, reply, clock=time.perf_counter, min_round=MIN_ROUND):
 
 
 def _version(lib):
-    if lib in OURS_BUILDS:
+    if lib in OURS_BUILDS:  # (and where each build was loaded from: the pure one is whichever Python finds)
         from autodiff_viz import _compiled
         n = len(_compiled.compiled())
-        return f"{_version_of(lib)} ({n} modules compiled)" if n else _version_of(lib)
+        where = pathlib.Path(_compiled.__file__).parent
+        return f"{_version_of(lib)} ({f'{n} modules compiled' if n else 'pure'}, from {where})"
     return _version_of(lib)
 
 
@@ -924,8 +925,12 @@ def build_compiled(into, source=ROOT):
         return None, "building the compiled wheel took over 15 minutes"
     found = sorted(wheels.glob("autodiff_viz-*.whl"))
     if p.returncode != 0 or not found:
-        why = (p.stderr.strip().splitlines() or [f"pip wheel exited with {p.returncode}"])[-1]
-        return None, f"the compiled build failed ({why}); the bench extra brings mypy and setuptools"
+        # The first line that says what went wrong (a missing compiler, a mypy error), not pip's summary.
+        lines = [line.strip() for line in p.stderr.splitlines() if line.strip()]
+        said = [line for line in lines if "error" in line.lower() and "failed to build" not in line.lower()]
+        why = (said or lines or [f"pip wheel exited with {p.returncode}"])[0]
+        return None, (f"the compiled build failed: {why} (it needs a C compiler and Python's headers; the bench "
+                      "extra brings mypy and setuptools)")
     site = pathlib.Path(into) / "site"
     with zipfile.ZipFile(found[0]) as wheel:
         wheel.extractall(site)

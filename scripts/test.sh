@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_setup.sh
-setup_env dev graphviz chromium npm  # npm: axe-core for the accessibility audit
+# npm: axe-core for the accessibility audit; build-essential and python3-dev: the compiled build below
+setup_env dev graphviz chromium npm build-essential python3-dev
 # The linter first: its rules are in pyproject.toml, and every `# noqa` names one that runs.
 ruff check .
 python -m pytest "$@"
@@ -15,11 +16,13 @@ engine=(tests/test_guides.py tests/test_engine.py tests/test_gradcheck.py tests/
 # The engine again on a strict Array-API namespace: any NumPy assumption fails here.
 AUTODIFF_VIZ_BACKEND=array_api_strict python -m pytest -q -p no:cacheprovider "${engine[@]}"
 # The engine again as the compiled build (AUTODIFF_VIZ_COMPILE=1: the modules autodiff_viz/_compiled.py names,
-# compiled by mypyc), unpacked outside the clone so that it is what the tests import.
+# compiled by mypyc), unpacked outside the clone so that it is what the tests import; with the bad inputs (a
+# compiled module checks its annotations as it runs) and the tests that compare bits with TF's formulas.
 compiled=$(mktemp -d)
 trap 'rm -rf "$compiled"' EXIT
 AUTODIFF_VIZ_COMPILE=1 python -m pip wheel -q --no-deps --no-build-isolation -w "$compiled/wheel" .
 python -m zipfile -e "$compiled"/wheel/autodiff_viz-*.whl "$compiled/site"
 here=$PWD
 (cd "$compiled" && AUTODIFF_VIZ_EXPECT_COMPILED=1 PYTHONPATH="$compiled/site" python -m pytest -q -p no:cacheprovider \
-  --rootdir "$here" "${engine[@]/#/$here/}" "$here/tests/test_replay.py" "$here/tests/test_compiled.py")
+  --rootdir "$here" "${engine[@]/#/$here/}" "$here"/tests/{test_replay,test_compiled,test_bad_input,test_nonfinite}.py \
+  "$here"/tests/{test_tf_semantics,test_tf_gradient_order}.py)

@@ -38,3 +38,14 @@ def test_mypy_accepts_the_compiled_modules_with_the_builds_flags():
     api = pytest.importorskip("mypy.api", reason="mypy comes with the dev extra")
     out, err, status = api.run([*_compiled.MYPY_FLAGS, f"--cache-dir={os.devnull}", *map(str, SOURCES)])
     assert status == 0, out + err
+
+
+def test_the_version_says_which_build_runs(capsys):
+    from autodiff_viz import __version__, cli
+
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0
+    said = capsys.readouterr().out
+    build = f"compiled build: {', '.join(_compiled.MODULES)}" if _compiled.compiled() else "pure Python"
+    assert said == f"autodiff-viz {__version__} ({build}) from {PACKAGE}\n"
