@@ -26,3 +26,6 @@ here=$PWD
 (cd "$compiled" && AUTODIFF_VIZ_EXPECT_COMPILED=1 PYTHONPATH="$compiled/site" python -m pytest -q -p no:cacheprovider \
   --rootdir "$here" "${engine[@]/#/$here/}" "$here"/tests/{test_replay,test_compiled,test_bad_input,test_nonfinite}.py \
   "$here"/tests/{test_tf_semantics,test_tf_gradient_order}.py)
+# And the compiled kernels on the strict Array-API namespace.
+(cd "$compiled" && AUTODIFF_VIZ_BACKEND=array_api_strict AUTODIFF_VIZ_EXPECT_COMPILED=1 PYTHONPATH="$compiled/site" \
+  python -m pytest -q -p no:cacheprovider --rootdir "$here" "${engine[@]/#/$here/}")
