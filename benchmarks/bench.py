@@ -493,8 +493,8 @@ def child_env(threads, first_on_path=None):
 
     >>> child_env(1)["OMP_NUM_THREADS"], "OMP_NUM_THREADS" in child_env(None)
     ('1', False)
-    >>> child_env(1, "/tmp/c")["PYTHONPATH"].split(os.pathsep)[0]
-    '/tmp/c'
+    >>> child_env(1, "compiled-site")["PYTHONPATH"].split(os.pathsep)[0]
+    'compiled-site'
     """
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
     if first_on_path:
