@@ -4,7 +4,7 @@
 install .`` (not an editable install) compiles :data:`MODULES` with mypyc: the
 same source, as C extensions, after mypy has checked it with
 :data:`MYPY_FLAGS` (a module that does not check does not build).  A training
-step of a small MLP then takes about a tenth less time; ``benchmarks/bench.py``
+step of a small MLP then takes about 13% less time; ``benchmarks/bench.py``
 times both builds side by side.  These modules hold functions and constants
 only: every class stays interpreted, with Python's semantics (subclasses,
 ``object.__new__``, attributes set on instances).  What differs in a compiled
