@@ -23,9 +23,11 @@ trap 'rm -rf "$compiled"' EXIT
 AUTODIFF_VIZ_COMPILE=1 python -m pip wheel -q --no-deps --no-build-isolation -w "$compiled/wheel" .
 python -m zipfile -e "$compiled"/wheel/autodiff_viz-*.whl "$compiled/site"
 here=$PWD
-(cd "$compiled" && AUTODIFF_VIZ_EXPECT_COMPILED=1 PYTHONPATH="$compiled/site" python -m pytest -q -p no:cacheprovider \
-  --rootdir "$here" "${engine[@]/#/$here/}" "$here"/tests/{test_replay,test_compiled,test_bad_input,test_nonfinite}.py \
-  "$here"/tests/{test_tf_semantics,test_tf_gradient_order}.py)
+on_compiled() {  # pytest on the unpacked compiled build, from outside the clone (test files named from the clone)
+  (cd "$compiled" && AUTODIFF_VIZ_EXPECT_COMPILED=1 PYTHONPATH="$compiled/site" python -m pytest -q -p no:cacheprovider \
+    --rootdir "$here" "${@/#/$here/}")
+}
+on_compiled "${engine[@]}" tests/{test_replay,test_compiled,test_bad_input,test_nonfinite}.py \
+  tests/{test_tf_semantics,test_tf_gradient_order}.py
 # And the compiled kernels on the strict Array-API namespace.
-(cd "$compiled" && AUTODIFF_VIZ_BACKEND=array_api_strict AUTODIFF_VIZ_EXPECT_COMPILED=1 PYTHONPATH="$compiled/site" \
-  python -m pytest -q -p no:cacheprovider --rootdir "$here" "${engine[@]/#/$here/}")
+AUTODIFF_VIZ_BACKEND=array_api_strict on_compiled "${engine[@]}"
